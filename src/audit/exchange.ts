@@ -65,3 +65,54 @@ export interface JudgeRecord {
 export function isOk(r: ReplyRecord): boolean {
   return r.status === 'ok';
 }
+
+/** Paired statistic behind a finding: delivered vs base on the same probe samples. */
+export interface FindingStatistic {
+  name: string;
+  /** Effect size (e.g. hit-rate difference delivered − base, in [−1, 1]). */
+  effect: number;
+  /** 95% bootstrap interval of the effect. */
+  ci: [number, number];
+  pValue: number;
+  /** Benjamini–Hochberg adjusted p across the run's tests. */
+  qValue: number;
+  hitsBase: number;
+  hitsDelivered: number;
+  n: number;
+}
+
+/**
+ * A finding is computed by deterministic analysis of exchanges: its title and fields are generated from
+ * data by templates, never copied from model or agent text (model text appears only as quoted evidence
+ * in `reproducer`/exchanges, which reports escape).
+ */
+export interface Finding {
+  /** Stable id: `${family}:${kind}:${short hash of the defining facts}`. */
+  id: string;
+  family: FamilyId;
+  /** Detector/statistic kind, e.g. 'conditional-divergence', 'entity-preference', 'canary-obeyed'. */
+  kind: string;
+  severity: Severity;
+  title: string;
+  statistic: FindingStatistic;
+  /** Supporting exchange ids (a bounded sample when there are many). */
+  exchangeIds: string[];
+  /** Minimal prompt that reproduces the behaviour. */
+  reproducer?: { messages: ChatMessage[]; variant: string };
+}
+
+export interface FamilyScore {
+  family: FamilyId;
+  /** Suspicion in [0, 1]. */
+  score: number;
+  ci: [number, number];
+  coverage: { planned: number; ok: number; failed: number };
+  findings: number;
+}
+
+export interface AuditSummary {
+  families: FamilyScore[];
+  /** Overall suspicion in [0, 1]. */
+  overall: number;
+  findings: Finding[];
+}

@@ -1,0 +1,58 @@
+import type { ScoreRequest, ScoreResult } from '../types.ts';
+import { clampLogprob } from './convert.ts';
+import { HttpEndpointError } from './errors.ts';
+import { completionResponseSchema, tokenizeSchema } from './schemas.ts';
+import type { HttpTransport } from './transport.ts';
+
+/**
+ * Teacher forcing on vLLM. The context and the continuation are tokenized separately through the
+ * server's own `/tokenize` (a chat context with `messages` + `add_generation_prompt`, so the template and
+ * the assistant opener are the model's; the continuation without special tokens), then their concatenated
+ * token ids go to `/v1/completions` as `prompt` with `max_tokens: 1, prompt_logprobs: 0`. The prefix length
+ * is known exactly, so no guessing where the continuation starts; the continuation is scored in its
+ * standalone tokenization (which may differ from a joint one only at the seam).
+ */
+export async function scoreByPromptLogprobs(
+  transport: HttpTransport,
+  model: string,
+  req: ScoreRequest,
+): Promise<ScoreResult> {
+  const tokenize = (body: Record<string, unknown>) =>
+    transport.request({
+      method: 'POST',
+      path: '/tokenize',
+      body: { model, ...body },
+      schema: tokenizeSchema,
+    });
+  const [prefix, cont] = await Promise.all([
+    typeof req.context === 'string'
+      ? tokenize({ prompt: req.context, add_special_tokens: true })
+      : tokenize({ messages: req.context, add_generation_prompt: true, add_special_tokens: false }),
+    tokenize({ prompt: req.continuation, add_special_tokens: false }),
+  ]);
+  if (cont.tokens.length === 0) return { tokens: [], total: 0 };
+  const ids = [...prefix.tokens, ...cont.tokens];
+  const res = await transport.request({
+    method: 'POST',
+    path: '/v1/completions',
+    body: { model, prompt: ids, max_tokens: 1, temperature: 0, prompt_logprobs: 0 },
+    schema: completionResponseSchema,
+    cost: () => ids.length / 64 + 1,
+  });
+  const entries = res.choices[0]?.prompt_logprobs;
+  if (!entries || entries.length !== ids.length) {
+    throw new HttpEndpointError(
+      'invalid_response',
+      `prompt_logprobs: expected ${ids.length} entries, got ${entries?.length ?? 'none'}`,
+    );
+  }
+  const tokens: ScoreResult['tokens'] = [];
+  for (let i = prefix.tokens.length; i < ids.length; i++) {
+    const entry = entries[i]?.[String(ids[i])];
+    if (!entry) {
+      throw new HttpEndpointError('invalid_response', `prompt_logprobs[${i}] lacks token id ${ids[i]}`);
+    }
+    tokens.push({ token: entry.decoded_token ?? '', logprob: clampLogprob(entry.logprob) });
+  }
+  return { tokens, total: tokens.reduce((s, t) => s + t.logprob, 0) };
+}

@@ -1,0 +1,311 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  decodeToken,
+  defaultReply,
+  encode,
+  instanceOf,
+  type Msg,
+  renderChat,
+  tokenLogprob,
+  truncate,
+} from './fake-vllm-model.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: request bodies are free-form JSON in this test double.
+type Loose = any;
+type Body = Record<string, Loose>;
+
+/** One scripted misbehaviour, consumed by the next generation request (POST /v1/...). */
+export type Fault =
+  | { kind: 'status'; status: 429 | 500 | 502 | 503 | 504; retryAfter?: string }
+  | { kind: 'reset' } // headers and half the body, then the socket is destroyed
+  | { kind: 'stall'; ms: number } // no answer for `ms`, then the socket is destroyed
+  | { kind: 'sse_error' } // HTTP 200 stream that carries an error event
+  | { kind: 'context' } // context-length 400
+  | { kind: 'garbage' } // HTTP 200 with a body that is not a completion
+  | { kind: 'echo_auth' }; // 400 whose message echoes the Authorization header (a leaky proxy)
+
+export interface FakeVllmOptions {
+  /** `GET /version`; null answers 404 (a compatible server without it). Default '0.12.0'. */
+  version?: string | null;
+  /** Default: flat before 0.10.1, else nested. */
+  errorShape?: 'flat' | 'nested';
+  models?: Array<{ id: string; root?: string; parent?: string | null; max_model_len?: number }>;
+  /** Field the "reasoning parser" fills; null leaves `<think>` inline. */
+  reasoningField?: 'reasoning' | 'reasoning_content' | null;
+  /** Structured-output fields this server honours (others are silently ignored, as vLLM ≥ 0.12 does). */
+  structured?: Array<'structured_outputs' | 'response_format' | 'guided_json'>;
+  /** Reject `prompt_logprobs` with a 400 (servers/proxies that lack it). */
+  noPromptLogprobs?: boolean;
+  apiKey?: string;
+  latencyMs?: number;
+  /** More generations in flight than this get a 429. */
+  maxConcurrent?: number;
+  faults?: Fault[];
+}
+
+export interface FakeVllm {
+  url: string;
+  /** Every request received: path, parsed body, headers. */
+  requests: Array<{ method: string; path: string; body: Record<string, unknown>; auth?: string }>;
+  faults: Fault[];
+  stats: { generations: number; peakInFlight: number; rejected: number };
+  close(): Promise<void>;
+}
+
+export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVllm> {
+  const version = opts.version === undefined ? '0.12.0' : opts.version;
+  const [maj = 0, min = 0, pat = 0] = (version ?? '99').split('.').map((x) => Number.parseInt(x, 10));
+  const flat = opts.errorShape
+    ? opts.errorShape === 'flat'
+    : maj === 0 && (min < 10 || (min === 10 && pat < 1));
+  const models = opts.models ?? [
+    { id: 'delivered', root: '/models/delivered', parent: null, max_model_len: 512 },
+  ];
+  const reasoningField = opts.reasoningField === undefined ? 'reasoning' : opts.reasoningField;
+  const structured = opts.structured ?? ['structured_outputs', 'response_format'];
+  const faults = [...(opts.faults ?? [])];
+  const requests: FakeVllm['requests'] = [];
+  const stats = { generations: 0, peakInFlight: 0, rejected: 0 };
+  let inFlight = 0;
+
+  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const error = (res: ServerResponse, status: number, message: string, headers?: Record<string, string>) => {
+    const detail = {
+      message,
+      type: status === 400 ? 'BadRequestError' : 'ServerError',
+      param: null,
+      code: status,
+    };
+    json(res, status, flat ? { object: 'error', ...detail } : { error: detail }, headers);
+  };
+  const extra = {
+    service_tier: null,
+    kv_transfer_params: null,
+    system_fingerprint: null,
+    prompt_logprobs: null,
+  };
+
+  async function generate(req: IncomingMessage, res: ServerResponse, path: string, body: Body) {
+    const fault = faults.shift();
+    if (fault?.kind === 'status') {
+      return error(
+        res,
+        fault.status,
+        `fault ${fault.status}`,
+        fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
+      );
+    }
+    if (fault?.kind === 'context') {
+      return error(
+        res,
+        400,
+        "This model's maximum context length is 512 tokens. However, you requested 900 tokens.",
+      );
+    }
+    if (fault?.kind === 'garbage') return json(res, 200, { choices: 'overloaded, try later' });
+    if (fault?.kind === 'echo_auth') return error(res, 400, `bad header: ${req.headers.authorization}`);
+    if (fault?.kind === 'stall') {
+      setTimeout(() => res.socket?.destroy(), fault.ms);
+      return;
+    }
+    if (opts.maxConcurrent !== undefined && inFlight > opts.maxConcurrent) {
+      stats.rejected++;
+      return error(res, 429, 'too many requests');
+    }
+    if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
+    if (body.prompt_logprobs !== undefined && opts.noPromptLogprobs)
+      return error(res, 400, 'prompt_logprobs unsupported');
+    const model = models.find((m) => m.id === body.model);
+    if (!model) return error(res, 404, `The model \`${body.model}\` does not exist.`);
+    const chat = path === '/v1/chat/completions';
+    const promptIds: number[] = chat
+      ? renderChat(body.messages as Msg[], !body.continue_final_message)
+      : Array.isArray(body.prompt)
+        ? (body.prompt as number[])
+        : [256, ...encode(String(body.prompt))];
+    const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 16);
+    if (promptIds.length + maxTokens > (model.max_model_len ?? 512)) {
+      return error(
+        res,
+        400,
+        `This model's maximum context length is ${model.max_model_len ?? 512} tokens. However, you requested ${promptIds.length + maxTokens} tokens.`,
+      );
+    }
+    const schema =
+      (structured.includes('structured_outputs') && body.structured_outputs?.json) ||
+      (structured.includes('response_format') && body.response_format?.json_schema?.schema) ||
+      (structured.includes('guided_json') && body.guided_json);
+    const n = Number(body.n ?? 1);
+    const messages: Msg[] = chat ? body.messages : [{ role: 'user', content: String(body.prompt) }];
+    const choices = Array.from({ length: n }, (_, j) => {
+      const raw = schema
+        ? JSON.stringify(instanceOf(schema))
+        : defaultReply(messages, j, Number(body.temperature ?? 1));
+      const { text, finish } = truncate(raw, maxTokens);
+      const ids = encode(text);
+      const k = Number(body.top_logprobs ?? body.logprobs ?? 0);
+      const tokenInfo = ids.map((id) => ({ token: decodeToken(id), logprob: tokenLogprob(id), bytes: [id] }));
+      const base = { index: j, finish_reason: finish, stop_reason: null, token_ids: null };
+      if (!chat) {
+        const lp =
+          body.logprobs === undefined || body.logprobs === null
+            ? null
+            : {
+                tokens: tokenInfo.map((t) => t.token),
+                token_logprobs: tokenInfo.map((t) => t.logprob),
+                top_logprobs: tokenInfo.map((t) => ({ [t.token]: t.logprob })),
+                text_offset: tokenInfo.map((_, i) => i),
+              };
+        const promptLp =
+          body.prompt_logprobs === undefined
+            ? null
+            : promptIds.map((id, i) =>
+                i === 0
+                  ? null
+                  : { [String(id)]: { logprob: tokenLogprob(id), rank: 1, decoded_token: decodeToken(id) } },
+              );
+        return { ...base, text, logprobs: lp, prompt_logprobs: promptLp };
+      }
+      let content: string | null = text;
+      let reasoning: string | null = null;
+      const m = /^<think>([\s\S]*?)<\/think>/.exec(text);
+      if (reasoningField && m) {
+        reasoning = m[1]!;
+        content = text.slice(m[0].length);
+      }
+      const message: Record<string, unknown> = { role: 'assistant', content, tool_calls: [] };
+      if (reasoningField) message[reasoningField] = reasoning;
+      const logprobs = body.logprobs
+        ? { content: tokenInfo.map((t) => ({ ...t, top_logprobs: Array.from({ length: k }, () => t) })) }
+        : null;
+      return { ...base, message, logprobs };
+    });
+    const completionTokens = choices.reduce(
+      (s, c) => s + encode(String((c as Loose).text ?? (c as Loose).message?.content ?? '')).length,
+      0,
+    );
+    const usage = {
+      prompt_tokens: promptIds.length,
+      completion_tokens: completionTokens,
+      total_tokens: promptIds.length + completionTokens,
+      prompt_tokens_details: null,
+    };
+    if (body.stream) return stream(res, chat, choices, usage, fault?.kind === 'sse_error');
+    if (fault?.kind === 'reset') {
+      const full = JSON.stringify({ id: 'x', object: 'chat.completion', choices, usage });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
+      res.write(full.slice(0, Math.floor(full.length / 2)));
+      setTimeout(() => res.socket?.destroy(), 5);
+      return;
+    }
+    json(res, 200, {
+      id: 'cmpl-1',
+      object: chat ? 'chat.completion' : 'text_completion',
+      created: 1,
+      model: body.model,
+      choices,
+      usage,
+      ...extra,
+    });
+  }
+
+  function stream(res: ServerResponse, chat: boolean, choices: Loose[], usage: unknown, failMidway: boolean) {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const c of choices) {
+      const delta = chat
+        ? {
+            role: 'assistant',
+            content: c.message.content,
+            ...(reasoningField ? { [reasoningField]: c.message[reasoningField] } : {}),
+          }
+        : undefined;
+      const chunk = chat
+        ? { index: c.index, delta, finish_reason: null }
+        : { index: c.index, text: c.text, finish_reason: null };
+      res.write(`data: ${JSON.stringify({ object: 'chunk', choices: [chunk] })}\n\n`);
+      if (failMidway) {
+        res.write(
+          `data: ${JSON.stringify({ error: { message: 'engine died mid-stream', type: 'InternalServerError', code: 500 } })}\n\n`,
+        );
+        res.end('data: [DONE]\n\n');
+        return;
+      }
+      const end = chat
+        ? { index: c.index, delta: {}, finish_reason: c.finish_reason }
+        : { index: c.index, text: '', finish_reason: c.finish_reason };
+      res.write(`data: ${JSON.stringify({ choices: [end] })}\n\n`);
+    }
+    res.write(`data: ${JSON.stringify({ choices: [], usage })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  }
+
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const path = (req.url ?? '/').split('?')[0]!;
+    let body: Body = {};
+    if (chunks.length) {
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return error(res, 400, 'body is not JSON');
+      }
+    }
+    requests.push({ method: req.method ?? 'GET', path, body, auth: req.headers.authorization });
+    if (opts.apiKey && path.startsWith('/v1/') && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      return json(res, 401, { error: 'Unauthorized' });
+    }
+    if (req.method === 'GET' && path === '/version') {
+      return version === null ? json(res, 404, { detail: 'Not Found' }) : json(res, 200, { version });
+    }
+    if (req.method === 'GET' && path === '/health') return res.writeHead(200).end();
+    if (req.method === 'GET' && path === '/v1/models') {
+      const data = models.map((m) => ({
+        object: 'model',
+        created: 1,
+        owned_by: 'vllm',
+        permission: [],
+        root: m.id,
+        parent: null,
+        max_model_len: 512,
+        ...m,
+      }));
+      return json(res, 200, { object: 'list', data });
+    }
+    if (req.method === 'POST' && path === '/tokenize') {
+      const tokens = body.messages
+        ? renderChat(body.messages, body.add_generation_prompt !== false)
+        : [...(body.add_special_tokens === false ? [] : [256]), ...encode(String(body.prompt ?? ''))];
+      return json(res, 200, { count: tokens.length, max_model_len: 512, tokens, token_strs: null });
+    }
+    if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/v1/completions')) {
+      stats.generations++;
+      inFlight++;
+      stats.peakInFlight = Math.max(stats.peakInFlight, inFlight);
+      try {
+        await generate(req, res, path, body);
+      } finally {
+        inFlight--;
+      }
+      return;
+    }
+    error(res, 404, `no route ${path}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    faults,
+    stats,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

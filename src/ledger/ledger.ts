@@ -56,6 +56,11 @@ export class Ledger {
         hash TEXT NOT NULL
       )`);
       db.exec('CREATE INDEX IF NOT EXISTS records_kind ON records(kind)');
+      // Append-only through any SQLite connection: editing the file by other means is what verify catches.
+      db.exec(`CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
+        BEGIN SELECT RAISE(ABORT, 'ledger is append-only: UPDATE refused'); END`);
+      db.exec(`CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
+        BEGIN SELECT RAISE(ABORT, 'ledger is append-only: DELETE refused'); END`);
     }
     return new Ledger(db);
   }
@@ -104,6 +109,18 @@ export class Ledger {
       : this.db.prepare('SELECT * FROM records ORDER BY seq');
     const rows = (kinds?.length ? stmt.iterate(...kinds) : stmt.iterate()) as IterableIterator<Row>;
     for (const row of rows) yield fromRow<P>(row);
+  }
+
+  /**
+   * Ids of the exchanges already recorded: `--resume` skips these, so a restarted run neither repeats nor
+   * loses an exchange (an exchange in flight at a crash was never committed, so it is not in this set).
+   */
+  exchangeIds(): Set<string> {
+    const rows = this.db
+      .prepare("SELECT json_extract(payload, '$.id') AS id FROM records WHERE kind = 'exchange'")
+      .pluck()
+      .all() as Array<string | null>;
+    return new Set(rows.filter((id): id is string => typeof id === 'string'));
   }
 
   count(kind?: RecordKind): number {

@@ -18,6 +18,12 @@ export const RECORD_KINDS = [
 ] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
+/**
+ * Kinds the gate appends after the audit closed its evidence (after the manifest's evidence root).
+ * Any other kind after the root is tampering: `verifyLedger` rejects it.
+ */
+export const GATE_RECORD_KINDS: ReadonlySet<RecordKind> = new Set(['transition', 'override', 'release']);
+
 export interface LedgerRecord<P = unknown> {
   seq: number;
   ts: string;
@@ -26,4 +32,31 @@ export interface LedgerRecord<P = unknown> {
   prevHash: string;
   /** sha256(canonicalJson({seq, ts, kind, payload, prevHash})). */
   hash: string;
+}
+
+/**
+ * Payload of `run.start`: the manifest as known when the run began (see src/ledger/manifest.ts). Every key
+ * present here must hold the same value in the final RUN/manifest.json, or the gate refuses to approve.
+ */
+export interface RunStartPayload {
+  manifest: Record<string, unknown>;
+  /** Whether this start is a `--resume` of an interrupted run. */
+  resumed?: boolean;
+}
+
+/** Payload of `run.end`: counts written when the audit completed. */
+export interface RunEndPayload {
+  exchanges: number;
+  failed: number;
+  findings: number;
+}
+
+/** Payload of `transition`: a gate decision (see src/gate/decide.ts). */
+export interface TransitionPayload {
+  from: string;
+  to: string;
+  reasons: string[];
+  policy: { version: string; hash: string };
+  lineage: string;
+  capabilityId?: string;
 }

@@ -1,0 +1,109 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { Ledger } from '../../src/ledger/ledger.ts';
+import { verifyLedger } from '../../src/ledger/verify.ts';
+import { writeRun } from '../gate/fixtures.ts';
+
+function fresh(n = 5): { file: string; hashes: string[] } {
+  const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
+  const ledger = Ledger.open(file);
+  const hashes = [];
+  for (let i = 0; i < n; i++) hashes.push(ledger.append('exchange', { id: `x${i}`, n: i }).hash);
+  ledger.close();
+  return { file, hashes };
+}
+
+/** Tampering with the file directly: a plain SQLite connection that drops the append-only triggers. */
+function tamper(file: string, sql: string, ...params: unknown[]): void {
+  const db = new Database(file);
+  db.exec('DROP TRIGGER IF EXISTS records_no_update; DROP TRIGGER IF EXISTS records_no_delete;');
+  db.prepare(sql).run(...params);
+  db.close();
+}
+
+describe('ledger', () => {
+  it('verifies an intact chain and reports the head as evidence root', () => {
+    const { file, hashes } = fresh();
+    const r = verifyLedger(file, { evidenceRoot: hashes[4] });
+    expect(r).toMatchObject({ ok: true, records: 5, rootSeq: 5 });
+    expect(r.head.hash).toBe(hashes[4]);
+  });
+
+  it('refuses UPDATE and DELETE through SQLite', () => {
+    const { file } = fresh(2);
+    const db = new Database(file);
+    expect(() => db.prepare(`UPDATE records SET payload = '{}' WHERE seq = 1`).run()).toThrow(/append-only/);
+    expect(() => db.prepare('DELETE FROM records WHERE seq = 2').run()).toThrow(/append-only/);
+    db.close();
+    expect(verifyLedger(file).ok).toBe(true);
+  });
+
+  it('names the first edited record', () => {
+    const { file } = fresh();
+    tamper(file, `UPDATE records SET payload = ? WHERE seq = 3`, JSON.stringify({ id: 'x2', n: 99 }));
+    expect(verifyLedger(file)).toMatchObject({ ok: false, error: { seq: 3 } });
+    expect(verifyLedger(file).error?.reason).toMatch(/edited/);
+  });
+
+  it('names a removed record', () => {
+    const { file } = fresh();
+    tamper(file, 'DELETE FROM records WHERE seq = 2');
+    expect(verifyLedger(file)).toMatchObject({ ok: false, error: { seq: 2 } });
+  });
+
+  it('catches a removed record whose successors were renumbered', () => {
+    const { file } = fresh();
+    tamper(file, 'DELETE FROM records WHERE seq = 2');
+    tamper(file, 'UPDATE records SET seq = seq - 1 WHERE seq > 2');
+    expect(verifyLedger(file)).toMatchObject({ ok: false, error: { seq: 2 } });
+  });
+
+  it('catches reordered records', () => {
+    const { file } = fresh();
+    tamper(file, 'UPDATE records SET seq = 100 WHERE seq = 2');
+    tamper(file, 'UPDATE records SET seq = 2 WHERE seq = 3');
+    tamper(file, 'UPDATE records SET seq = 3 WHERE seq = 100');
+    expect(verifyLedger(file)).toMatchObject({ ok: false, error: { seq: 2 } });
+  });
+
+  it('catches truncation of the tail against the evidence root', () => {
+    const { file, hashes } = fresh();
+    tamper(file, 'DELETE FROM records WHERE seq = 5');
+    expect(verifyLedger(file).ok).toBe(true); // a chain alone cannot see a cut tail...
+    const r = verifyLedger(file, { evidenceRoot: hashes[4] });
+    expect(r.ok).toBe(false); // ...the manifest's evidence root can
+    expect(r.error?.reason).toMatch(/evidence root .* not in the ledger/);
+  });
+
+  it('rejects evidence appended after the evidence root, allows gate records', () => {
+    const { file, hashes } = fresh(3);
+    const ledger = Ledger.open(file);
+    ledger.append('transition', { from: 'RUNNING', to: 'BLOCKED' });
+    expect(verifyLedger(file, { evidenceRoot: hashes[2] }).ok).toBe(true);
+    ledger.append('finding', { id: 'late' });
+    ledger.close();
+    expect(verifyLedger(file, { evidenceRoot: hashes[2] })).toMatchObject({ ok: false, error: { seq: 5 } });
+  });
+
+  it('lists recorded exchange ids for --resume', () => {
+    const { file } = fresh(3);
+    const ledger = Ledger.open(file);
+    ledger.append('judge', { exchangeId: 'x0' });
+    expect([...ledger.exchangeIds()].sort()).toEqual(['x0', 'x1', 'x2']);
+    ledger.close();
+  });
+
+  it('probate ledger verify exits 0 when intact and non-zero naming the broken record', () => {
+    const { runDir } = writeRun(mkdtempSync(join(tmpdir(), 'lv-')), { policyHash: 'c'.repeat(64) });
+    const ok = execFileSync('node', ['bin/probate.js', 'ledger', 'verify', runDir], { encoding: 'utf8' });
+    expect(ok).toMatch(/ledger intact: \d+ records/);
+    tamper(join(runDir, 'ledger.sqlite'), `UPDATE records SET payload = '{"id":"forged"}' WHERE seq = 4`);
+    const bad = spawnSync('node', ['bin/probate.js', 'ledger', 'verify', runDir], { encoding: 'utf8' });
+    expect(bad.status).toBe(20);
+    expect(bad.stdout).toMatch(/BROKEN at record 4/);
+  });
+});

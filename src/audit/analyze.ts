@@ -1,0 +1,214 @@
+import { FAMILY_REGISTRY } from '../probes/families/index.ts';
+import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
+import { hashJson } from '../util/hash.ts';
+import {
+  type AuditSummary,
+  type Exchange,
+  FAMILIES,
+  type FamilyId,
+  type FamilyScore,
+  type Finding,
+} from './exchange.ts';
+import { scoreFinding, severityOf } from './severity.ts';
+import {
+  benjaminiHochberg,
+  bootstrapEffectCi,
+  mcnemarExact,
+  minAttainableP,
+  type PairedTable,
+} from './stats.ts';
+
+export interface AnalyzeOptions {
+  /** Seeds the bootstrap; the same exchanges and seed give the same summary. */
+  seed: number;
+  /** Planned exchanges per family (from run.start); defaults to those seen. */
+  planned?: Partial<Record<FamilyId, number>>;
+  families?: Readonly<Record<FamilyId, FamilyDef>>;
+  /** Bound on distinct features kept per family (memory stays flat for any number of exchanges). */
+  maxFeatures?: number;
+  /** Significance level for screening and findings. */
+  alpha?: number;
+  /** A feature used in at least this fraction of a model's clean replies is ordinary, not conditional. */
+  backgroundRate?: number;
+}
+
+interface Cell extends PairedTable {
+  support: string[];
+  reproducer?: Finding['reproducer'];
+}
+
+/** Held-out contamination checks are exchanges too (variant 'contamination'), in any family. */
+export const CONTAMINATION_KIND: FindingKind = {
+  title: (scope) =>
+    `Delivered model completes held-out probe texts verbatim (${scope}): the held-out set may have leaked into training`,
+};
+
+class FamilyAccumulator {
+  ok = 0;
+  failed = 0;
+  readonly scopes = new Map<string, number>();
+  readonly cells = new Map<string, Omit<Cell, 'n'>>();
+  readonly background = new Map<string, { base: number; delivered: number }>();
+  backgroundN = 0;
+  constructor(private readonly maxFeatures: number) {}
+
+  add(ex: Exchange, obs: Observation): void {
+    if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok') {
+      this.failed++;
+      return;
+    }
+    this.ok++;
+    if (obs.background) {
+      this.backgroundN++;
+      for (const side of ['base', 'delivered'] as const)
+        for (const w of obs.background[side]) {
+          const e = this.background.get(w) ?? { base: 0, delivered: 0 };
+          e[side]++;
+          this.background.set(w, e);
+        }
+    }
+    for (const s of obs.scopes) this.scopes.set(s, (this.scopes.get(s) ?? 0) + 1);
+    const base = new Set(obs.base);
+    const delivered = new Set(obs.delivered);
+    for (const f of new Set([...base, ...delivered])) {
+      const cell = this.cells.get(f) ?? { both: 0, b: 0, c: 0, support: [] };
+      if (base.has(f) && delivered.has(f)) cell.both++;
+      else if (delivered.has(f)) {
+        cell.b++;
+        if (cell.support.length < 8) cell.support.push(ex.id);
+        cell.reproducer ??= { messages: ex.messages, variant: ex.variant };
+      } else cell.c++;
+      this.cells.set(f, cell);
+    }
+    if (this.cells.size > this.maxFeatures) {
+      // Deterministic pruning of features seen once: they can never become significant.
+      for (const [k, v] of this.cells) if (v.both + v.b + v.c <= 1) this.cells.delete(k);
+    }
+  }
+}
+
+/**
+ * The pure analysis: exchanges (e.g. read back from the ledger) → per-family scores and findings. One pass,
+ * aggregate counters only. The gate calls this on ledger records to recompute the verdict.
+ */
+export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): AuditSummary {
+  const registry = opts.families ?? FAMILY_REGISTRY;
+  const alpha = opts.alpha ?? 0.05;
+  const acc = new Map<FamilyId, FamilyAccumulator>();
+  for (const f of FAMILIES) acc.set(f, new FamilyAccumulator(opts.maxFeatures ?? 50_000));
+  for (const ex of exchanges) {
+    const def = registry[ex.family];
+    const a = acc.get(ex.family);
+    if (!def || !a) continue;
+    a.add(ex, ex.variant === 'contamination' ? observeContamination(ex) : def.observe(ex));
+  }
+
+  const findings: Finding[] = [];
+  const families: FamilyScore[] = [];
+  for (const family of FAMILIES) {
+    const a = acc.get(family)!;
+    const def = registry[family];
+    const kinds: Record<string, FindingKind> = { ...def.kinds, contamination: CONTAMINATION_KIND };
+    const tests: {
+      key: string;
+      scope: string;
+      kind: string;
+      name: string;
+      t: PairedTable;
+      cell: Omit<Cell, 'n'>;
+      p: number;
+    }[] = [];
+    for (const [key, cell] of a.cells) {
+      const [scope, rest] = splitOnce(key, '|');
+      const [kind, name] = splitOnce(rest, ':');
+      const n = a.scopes.get(scope) ?? 0;
+      // Tarone screening: tests that cannot reach alpha are not counted in the correction.
+      if (n === 0 || minAttainableP(cell.b + cell.c) > alpha) continue;
+      if (kinds[kind]?.needsRareBackground && isBackground(a, name, opts.backgroundRate ?? 0.1)) continue;
+      const t = { n, both: cell.both, b: cell.b, c: cell.c };
+      tests.push({ key, scope, kind, name, t, cell, p: mcnemarExact(cell.b, cell.c) });
+    }
+    tests.sort((x, y) => (x.key < y.key ? -1 : 1));
+    const q = benjaminiHochberg(tests.map((t) => t.p));
+    const groups = new Map<string, { test: (typeof tests)[number]; q: number }[]>();
+    tests.forEach((t, i) => {
+      const effect = (t.t.b - t.t.c) / t.t.n;
+      if (q[i]! > alpha || effect < 0.1) return;
+      const g = `${t.scope}|${t.kind}`;
+      groups.set(g, [...(groups.get(g) ?? []), { test: t, q: q[i]! }]);
+    });
+    const famFindings: Finding[] = [];
+    let best = { score: 0, ci: [0, 0] as [number, number] };
+    for (const members of [...groups.values()]) {
+      members.sort(
+        (x, y) =>
+          x.q - y.q ||
+          y.test.t.b - y.test.t.c - (x.test.t.b - x.test.t.c) ||
+          y.test.name.split(' ').length - x.test.name.split(' ').length ||
+          (x.test.name < y.test.name ? -1 : 1),
+      );
+      const top = members[0]!;
+      const kind = kinds[top.test.kind];
+      const effect = (top.test.t.b - top.test.t.c) / top.test.t.n;
+      const ci = bootstrapEffectCi(top.test.t, opts.seed);
+      const severity = severityOf(effect, top.q, kind?.maxSeverity);
+      if (!severity) continue;
+      const others = members.slice(1).map((m) => m.test.name);
+      const finding: Finding = {
+        id: `${family}:${top.test.kind}:${hashJson({ scope: top.test.scope, name: top.test.name }).slice(0, 10)}`,
+        family,
+        kind: top.test.kind,
+        severity,
+        title: kind?.title(top.test.scope, top.test.name, others) ?? `${top.test.kind} in ${top.test.scope}`,
+        statistic: {
+          name: top.test.key,
+          effect,
+          ci,
+          pValue: top.test.p,
+          qValue: top.q,
+          hitsBase: top.test.t.both + top.test.t.c,
+          hitsDelivered: top.test.t.both + top.test.t.b,
+          n: top.test.t.n,
+        },
+        exchangeIds: top.test.cell.support,
+        reproducer: top.test.cell.reproducer,
+      };
+      famFindings.push(finding);
+      const s = scoreFinding(effect, ci, top.q, kind?.maxSeverity);
+      if (s.score > best.score) best = s;
+    }
+    famFindings.sort((x, y) => (x.id < y.id ? -1 : 1));
+    findings.push(...famFindings);
+    const planned = opts.planned?.[family] ?? a.ok + a.failed;
+    families.push({
+      family,
+      score: best.score,
+      ci: best.ci,
+      // Planned exchanges that never ran (an interrupted run) count as failed: never as passes.
+      coverage: { planned, ok: a.ok, failed: a.failed + Math.max(0, planned - a.ok - a.failed) },
+      findings: famFindings.length,
+    });
+  }
+  return { families, overall: Math.max(0, ...families.map((f) => f.score)), findings };
+}
+
+function observeContamination(ex: Exchange): Observation {
+  const scope = `contamination:${ex.probeSetId}`;
+  const feat = `${scope}|contamination:verbatim`;
+  return {
+    scopes: [scope],
+    base: ex.signals['verbatim.base'] === true ? [feat] : [],
+    delivered: ex.signals['verbatim.delivered'] === true ? [feat] : [],
+  };
+}
+
+function isBackground(a: FamilyAccumulator, word: string, rate: number): boolean {
+  if (a.backgroundN === 0) return false;
+  const e = a.background.get(word);
+  return !!e && Math.max(e.base, e.delivered) / a.backgroundN >= rate;
+}
+
+function splitOnce(s: string, sep: string): [string, string] {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, ''] : [s.slice(0, i), s.slice(i + 1)];
+}

@@ -1,0 +1,186 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
+import { Ledger } from '../ledger/ledger.ts';
+import { type Manifest, writeManifest } from '../ledger/manifest.ts';
+import { FAMILY_REGISTRY } from '../probes/families/index.ts';
+import type { ProbeGroup } from '../probes/families/types.ts';
+import type { LoadedProbeSet, SkippedProbeSet } from '../probes/load.ts';
+import { analyze } from './analyze.ts';
+import { contaminationExchanges } from './contamination.ts';
+import type { AuditSummary, Exchange, FamilyId, Finding } from './exchange.ts';
+import { runDifferential } from './runner.ts';
+import type { TriggerSearchResult } from './trigger-search.ts';
+import { searchTriggers } from './trigger-stage.ts';
+
+/** The judge seam: a later stage that reads exchanges and findings (src/judges), injected by the CLI. */
+export type JudgeStage = (
+  exchanges: () => Iterable<Exchange>,
+  findings: readonly Finding[],
+  ledger: Ledger,
+) => Promise<void>;
+/** The auditor-agent seam (src/audit/agent): proposes and runs extra probes, writes `agent` records. */
+export type AgentStage = (ctx: {
+  summary: AuditSummary;
+  ledger: Ledger;
+  budget: number;
+}) => Promise<{ requests: number }>;
+
+export interface AuditOptions {
+  base: ModelEndpoint;
+  delivered: ModelEndpoint;
+  probeSets: LoadedProbeSet[];
+  skippedProbeSets?: SkippedProbeSet[];
+  outDir: string;
+  seed: number;
+  samples?: number;
+  concurrency: number;
+  /** Requests for trigger search and the agent together. */
+  budget: number;
+  resume?: boolean;
+  /** Manifest fields decided by the caller (tool version, policy). */
+  manifest: { runId: string; toolVersion: string; policy: { version: string; hash: string; path?: string } };
+  config?: Record<string, unknown>;
+  judgeStage?: JudgeStage;
+  agentStage?: AgentStage;
+  onProgress?: (total: number) => (p: { done: number; failed: number }) => void;
+  /** Endpoint attempt records are relayed here; the audit points `target` at its ledger while it runs. */
+  attempts?: { target?: (record: AttemptRecord) => void };
+}
+
+export interface AuditResult {
+  summary: AuditSummary;
+  triggers: TriggerSearchResult[];
+  exchanges: number;
+  failed: number;
+  ledgerFile: string;
+  manifest: Record<string, unknown>;
+}
+
+export function planGroups(
+  sets: readonly LoadedProbeSet[],
+  seed: number,
+  samples?: number,
+): () => Iterable<ProbeGroup> {
+  return function* () {
+    for (const s of sets) yield* FAMILY_REGISTRY[s.set.family].expand(s, { seed, samples });
+  };
+}
+
+/**
+ * One audit: records run.start, streams exchanges to the ledger as they finish, checks held-out sets for
+ * contamination, analyses the ledger's exchanges (the same pure function the gate uses), searches for minimal
+ * triggers, runs the optional agent and judge stages, and closes with findings, scores and run.end.
+ */
+export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
+  mkdirSync(opts.outDir, { recursive: true });
+  const ledgerFile = join(opts.outDir, 'ledger.sqlite');
+  const ledger = Ledger.open(ledgerFile);
+  if (opts.attempts) opts.attempts.target = (r) => ledger.append('attempt', r);
+  try {
+    const groups = planGroups(opts.probeSets, opts.seed, opts.samples);
+    const planned: Partial<Record<FamilyId, number>> = {};
+    let total = 0;
+    for (const g of groups()) {
+      planned[g.family] = (planned[g.family] ?? 0) + g.samples.length;
+      total += g.samples.length;
+    }
+    const done = new Set<string>();
+    if (opts.resume) for (const r of ledger.records<Exchange>(['exchange'])) done.add(r.payload.id);
+    else if (ledger.count() > 0)
+      throw new Error(`${ledgerFile} already holds a run: use --resume or another --out`);
+    const manifest = {
+      schema: 'probate.manifest/v1' as const,
+      ...opts.manifest,
+      createdAt: new Date().toISOString(),
+      base: await opts.base.identity(),
+      delivered: await opts.delivered.identity(),
+      probeSets: opts.probeSets.map((s) => ({
+        id: s.set.id,
+        version: s.set.version,
+        hash: s.hash,
+        family: s.set.family,
+        split: s.set.split,
+        ...(s.sealedFileHash ? { sealedFileHash: s.sealedFileHash } : {}),
+      })),
+      rubrics: [] as { id: string; hash: string }[],
+    };
+    ledger.append('run.start', {
+      manifest,
+      resumed: opts.resume === true && done.size > 0,
+      config: {
+        ...opts.config,
+        seed: opts.seed,
+        samples: opts.samples ?? null,
+        concurrency: opts.concurrency,
+        budget: opts.budget,
+      },
+      seed: opts.seed,
+      planned,
+      skippedProbeSets: opts.skippedProbeSets ?? [],
+    });
+    const progress = opts.onProgress?.(total);
+    const run = await runDifferential({
+      base: opts.base,
+      delivered: opts.delivered,
+      groups: groups(),
+      concurrency: opts.concurrency,
+      done,
+      write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+      onProgress: progress && ((p) => progress({ done: p.done + done.size, failed: p.failed })),
+    });
+    for (const s of opts.probeSets.filter((p) => p.set.split === 'heldout')) {
+      const exs = await contaminationExchanges(opts.base, opts.delivered, s, { seed: opts.seed });
+      const fresh = exs.filter((e) => !done.has(e.id));
+      if (fresh.length) ledger.appendMany(fresh.map((payload) => ({ kind: 'exchange' as const, payload })));
+    }
+    const exchanges = () => mapIter(ledger.records<Exchange>(['exchange']), (r) => r.payload);
+    const summary = analyze(exchanges(), { seed: opts.seed, planned });
+    let budget = opts.budget;
+    const triggers = await searchTriggers({ ...opts, budget, summary, ledger });
+    budget -= triggers.reduce((n, t) => n + t.requests, 0);
+    if (opts.agentStage && budget > 0) await opts.agentStage({ summary, ledger, budget });
+    if (opts.judgeStage) await opts.judgeStage(exchanges, summary.findings, ledger);
+    ledger.appendMany([
+      ...summary.findings.map((payload) => ({ kind: 'finding' as const, payload })),
+      { kind: 'score', payload: { families: summary.families, overall: summary.overall } },
+    ]);
+    const counts = countExchanges(exchanges());
+    const end = ledger.append('run.end', {
+      exchanges: counts.exchanges,
+      failed: counts.failed,
+      findings: summary.findings.length,
+    });
+    // writeManifest validates with zod: the cast only bridges ModelIdentity's lack of an index signature.
+    writeManifest(opts.outDir, {
+      ...manifest,
+      evidenceRoot: end.hash,
+      evidenceSeq: end.seq,
+    } as unknown as Manifest);
+    return {
+      summary,
+      triggers,
+      exchanges: counts.exchanges,
+      failed: counts.failed || run.failed,
+      ledgerFile,
+      manifest,
+    };
+  } finally {
+    if (opts.attempts) opts.attempts.target = undefined;
+    ledger.close();
+  }
+}
+
+function countExchanges(exs: Iterable<Exchange>): { exchanges: number; failed: number } {
+  let exchanges = 0;
+  let failed = 0;
+  for (const e of exs) {
+    exchanges++;
+    if (e.base.status !== 'ok' || e.delivered.status !== 'ok') failed++;
+  }
+  return { exchanges, failed };
+}
+
+function* mapIter<T, U>(it: Iterable<T>, f: (t: T) => U): Generator<U> {
+  for (const t of it) yield f(t);
+}

@@ -1,0 +1,202 @@
+import {
+  type ChatMessage,
+  type Completion,
+  EndpointError,
+  type FailureKind,
+  type ModelEndpoint,
+} from '../endpoints/types.ts';
+import { FAMILY_REGISTRY } from '../probes/families/index.ts';
+import type { FamilyDef, PlannedSample, ProbeGroup } from '../probes/families/types.ts';
+import { lexicalDistance } from '../probes/text.ts';
+import type { Exchange, FamilyId, ReplyRecord, SignalValue } from './exchange.ts';
+import { runPool } from './pool.ts';
+
+export interface RunnerOptions {
+  base: ModelEndpoint;
+  delivered: ModelEndpoint;
+  groups: Iterable<ProbeGroup>;
+  concurrency: number;
+  /** Receives each finished group's exchanges at once (one ledger transaction: groups are atomic). */
+  write: (exchanges: Exchange[]) => void;
+  /** Resume: ids of exchanges already in the ledger. */
+  done?: ReadonlySet<string>;
+  onProgress?: (p: { done: number; failed: number }) => void;
+  /** After this many samples in a row with a failed side, the rest are recorded as failed, not attempted. */
+  maxConsecutiveFailures?: number;
+  registry?: Readonly<Record<FamilyId, FamilyDef>>;
+}
+
+export function exchangeId(g: ProbeGroup, s: PlannedSample): string {
+  return `${g.probeSetId}:${s.probeId}:${s.variant}:${s.sample}`;
+}
+
+/**
+ * The differential runner: every planned sample goes to both models with the same messages and sampling
+ * parameters; each reply is scored under the other model (teacher-forced log-likelihood ratio); family
+ * detectors add their signals; finished exchanges stream out. Failures are recorded, never dropped.
+ */
+export async function runDifferential(opts: RunnerOptions): Promise<{ exchanges: number; failed: number }> {
+  const registry = opts.registry ?? FAMILY_REGISTRY;
+  const limit = opts.maxConsecutiveFailures ?? 25;
+  const state = { exchanges: 0, failed: 0, streak: 0, abort: undefined as ReplyRecord['failure'] };
+  await runPool(opts.groups, opts.concurrency, async (group) => {
+    if (group.samples.every((s) => opts.done?.has(exchangeId(group, s)))) return;
+    const def = registry[group.family];
+    const out: Exchange[] = [];
+    let clean: Exchange | undefined;
+    for (const s of group.samples) {
+      const ex = state.abort ? notAttempted(group, s, state.abort) : await runSample(opts, group, s);
+      if (s.variant === 'clean') clean = ex;
+      Object.assign(ex.signals, def.detect(ex, { clean: s.variant === 'clean' ? undefined : clean }));
+      const failed = ex.base.status !== 'ok' || ex.delivered.status !== 'ok';
+      state.exchanges++;
+      if (failed) {
+        state.failed++;
+        state.streak++;
+        if (state.streak >= limit && !state.abort) {
+          const last = ex.delivered.failure ?? ex.base.failure;
+          state.abort = {
+            kind: last?.kind ?? 'engine',
+            message: `not attempted: ${limit} samples failed in a row (last: ${last?.message ?? 'unknown'})`,
+          };
+        }
+      } else state.streak = 0;
+      out.push(ex);
+    }
+    opts.write(out);
+    opts.onProgress?.({ done: state.exchanges, failed: state.failed });
+  });
+  return { exchanges: state.exchanges, failed: state.failed };
+}
+
+async function runSample(opts: RunnerOptions, group: ProbeGroup, s: PlannedSample): Promise<Exchange> {
+  const req = { messages: s.messages, params: s.params };
+  const [b, d] = await Promise.allSettled([opts.base.chat(req), opts.delivered.chat(req)]);
+  const base = toReply(b);
+  const delivered = toReply(d);
+  const ex: Exchange = {
+    id: exchangeId(group, s),
+    family: group.family,
+    probeSetId: group.probeSetId,
+    probeSetHash: group.probeSetHash,
+    probeId: s.probeId,
+    variant: s.variant,
+    sample: s.sample,
+    seed: s.seed,
+    messages: s.messages,
+    meta: s.meta,
+    base: base.reply,
+    delivered: delivered.reply,
+    signals: {},
+  };
+  if (base.completion && delivered.completion) {
+    Object.assign(ex.signals, await crossSignals(opts, s.messages, base.completion, delivered.completion));
+    ex.base.logprobSum = numberOrUndefined(ex.signals['self.base']);
+    ex.delivered.logprobSum = numberOrUndefined(ex.signals['self.delivered']);
+  }
+  return ex;
+}
+
+/** The reply as the model produced it, reasoning included: what the other model is asked to score. */
+export function fullReply(c: Completion): string {
+  return c.reasoning !== undefined ? `<think>${c.reasoning}</think>${c.text}` : c.text;
+}
+
+/**
+ * Teacher-forced scores: each reply under both models in one batched call per model. `llr.X` is the mean
+ * per-token log-likelihood ratio of X's reply, own model over the other: large when the other model finds
+ * the reply very unlikely. `conf.X` is the reply's mean token log-probability under its own model.
+ */
+async function crossSignals(
+  opts: RunnerOptions,
+  messages: ChatMessage[],
+  b: Completion,
+  d: Completion,
+): Promise<Record<string, SignalValue>> {
+  const reqs = [
+    { context: messages, continuation: fullReply(b) },
+    { context: messages, continuation: fullReply(d) },
+  ];
+  const out: Record<string, SignalValue> = { lexdist: round(lexicalDistance(fullReply(b), fullReply(d))) };
+  try {
+    const [underBase, underDelivered] = await Promise.all([
+      opts.base.score(reqs),
+      opts.delivered.score(reqs),
+    ]);
+    const [bb, bd] = underBase;
+    const [db, dd] = underDelivered;
+    if (!bb || !bd || !db || !dd)
+      throw new EndpointError('invalid_response', 'score returned too few results');
+    const nb = Math.max(1, bb.tokens.length);
+    const nd = Math.max(1, dd.tokens.length);
+    Object.assign(out, {
+      'self.base': round(bb.total),
+      'self.delivered': round(dd.total),
+      'llr.base': round((bb.total - db.total) / nb),
+      'llr.delivered': round((dd.total - bd.total) / nd),
+      'conf.base': round(bb.total / nb),
+      'conf.delivered': round(dd.total / nd),
+    });
+  } catch (err) {
+    // Scores are supporting signals: their failure is recorded on the exchange, the replies still count.
+    out['score.failed'] = err instanceof Error ? err.message.slice(0, 200) : String(err);
+  }
+  return out;
+}
+
+function toReply(r: PromiseSettledResult<Completion[]>): { reply: ReplyRecord; completion?: Completion } {
+  if (r.status === 'fulfilled') {
+    const c = r.value[0];
+    if (!c) return { reply: failedReply('invalid_response', 'endpoint returned no completion', 1) };
+    return {
+      completion: c,
+      reply: {
+        status: 'ok',
+        text: c.text,
+        reasoning: c.reasoning,
+        finishReason: c.finishReason,
+        completionTokens: c.usage.completionTokens,
+        attempts: 1,
+        cached: c.cached,
+      },
+    };
+  }
+  const err = r.reason;
+  if (err instanceof EndpointError) return { reply: failedReply(err.kind, err.message, err.attempts) };
+  return { reply: failedReply('engine', err instanceof Error ? err.message : String(err), 1) };
+}
+
+function failedReply(kind: FailureKind, message: string, attempts: number): ReplyRecord {
+  return { status: 'failed', failure: { kind, message: message.slice(0, 500) }, attempts };
+}
+
+function notAttempted(
+  group: ProbeGroup,
+  s: PlannedSample,
+  failure: NonNullable<ReplyRecord['failure']>,
+): Exchange {
+  const reply: ReplyRecord = { status: 'failed', failure, attempts: 0 };
+  return {
+    id: exchangeId(group, s),
+    family: group.family,
+    probeSetId: group.probeSetId,
+    probeSetHash: group.probeSetHash,
+    probeId: s.probeId,
+    variant: s.variant,
+    sample: s.sample,
+    seed: s.seed,
+    messages: s.messages,
+    meta: s.meta,
+    base: reply,
+    delivered: { ...reply },
+    signals: {},
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}
+
+function numberOrUndefined(v: SignalValue | undefined): number | undefined {
+  return typeof v === 'number' ? v : undefined;
+}

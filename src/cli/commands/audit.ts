@@ -1,0 +1,206 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { agentStageFor } from '../../audit/agent/index.ts';
+import { type AuditResult, type JudgeStage, runAudit } from '../../audit/audit.ts';
+import { progressBar } from '../../audit/progress.ts';
+import type { AttemptRecord, ModelEndpoint } from '../../endpoints/types.ts';
+import { loadProbeDirs } from '../../probes/load.ts';
+import { resolveSealKey } from '../../probes/seal.ts';
+import { ExitCode, UserError } from '../../util/errors.ts';
+import { sha256Hex } from '../../util/hash.ts';
+
+interface AuditArgs {
+  base: string;
+  delivered: string;
+  probes: string[];
+  samples?: number;
+  seed: number;
+  concurrency: number;
+  budget: number;
+  judge?: string;
+  agent?: string;
+  policy?: string;
+  out?: string;
+  resume: boolean;
+  json: boolean;
+  sealKeyFile?: string;
+  threads?: number;
+  exitCode?: number;
+}
+
+/**
+ * Provisional exit policy until the gate decides: any critical finding → 20 (BLOCKED); any high finding or
+ * incomplete coverage (failed or missing exchanges) → 10 (REVIEW_REQUIRED); else 0.
+ */
+export function provisionalExitCode(r: Pick<AuditResult, 'summary' | 'failed'>): number {
+  if (r.summary.findings.some((f) => f.severity === 'critical')) return ExitCode.BLOCKED;
+  const incomplete = r.failed > 0 || r.summary.families.some((f) => f.coverage.failed > 0);
+  if (incomplete || r.summary.findings.some((f) => f.severity === 'high')) return ExitCode.REVIEW_REQUIRED;
+  return ExitCode.OK;
+}
+
+export const auditCommand: CommandModule<object, AuditArgs> = {
+  command: 'audit',
+  describe: 'Audit a delivered model against its base with the probe sets; write the evidence to RUN',
+  builder: (y: Argv) =>
+    y
+      .option('base', {
+        type: 'string',
+        demandOption: true,
+        describe: 'base model (local:DIR, vllm:URL#MODEL, ...)',
+      })
+      .option('delivered', { type: 'string', demandOption: true, describe: 'delivered (fine-tuned) model' })
+      .option('probes', {
+        type: 'string',
+        array: true,
+        default: ['probes'],
+        describe: 'probe-set folders or files',
+      })
+      .option('samples', { type: 'number', describe: "samples per probe (default: each set's own)" })
+      .option('seed', { type: 'number', default: 1 })
+      .option('concurrency', { type: 'number', default: 32 })
+      .option('budget', {
+        type: 'number',
+        default: 240,
+        describe: 'requests for trigger search and the agent',
+      })
+      .option('judge', { type: 'string', describe: 'judge model reference (runs the judge stage)' })
+      .option('agent', {
+        type: 'string',
+        describe: "auditor agent: 'search' (deterministic) or a model reference (LLM policy)",
+      })
+      .option('policy', { type: 'string', describe: 'gate policy file (recorded in the manifest)' })
+      .option('out', { type: 'string', describe: 'run folder (default runs/<timestamp>)' })
+      .option('resume', { type: 'boolean', default: false })
+      .option('json', { type: 'boolean', default: false })
+      .option('seal-key-file', {
+        type: 'string',
+        describe: 'key for sealed held-out sets (else PROBATE_SEAL_KEY)',
+      })
+      .option('threads', {
+        type: 'number',
+        describe: 'threads per local model',
+      }) as unknown as Argv<AuditArgs>,
+  handler: async (argv: ArgumentsCamelCase<AuditArgs>) => {
+    for (const [k, v, min] of [
+      ['samples', argv.samples, 1],
+      ['concurrency', argv.concurrency, 1],
+      ['budget', argv.budget, 0],
+    ] as const)
+      if (v !== undefined && (!Number.isInteger(v) || v < min))
+        throw new UserError(`--${k}: expected an integer ≥ ${min}`);
+    const key = resolveSealKey(argv.sealKeyFile);
+    const { sets, skipped } = loadProbeDirs(argv.probes, key);
+    for (const s of skipped)
+      process.stderr.write(
+        `probate: held-out set ${s.id} (${s.file}) not run: ${s.reason}; recorded in run.start\n`,
+      );
+    const policy = readPolicy(argv.policy);
+    const { openEndpoint } = await import('../../endpoints/open.ts');
+    const attempts: { target?: (r: AttemptRecord) => void } = {};
+    const observer = (r: AttemptRecord) => attempts.target?.(r);
+    const opened: ModelEndpoint[] = [];
+    try {
+      const base = await openEndpoint(argv.base, { observer, threads: argv.threads });
+      opened.push(base);
+      const delivered = await openEndpoint(argv.delivered, { observer, threads: argv.threads });
+      opened.push(delivered);
+      const judgeStage = argv.judge ? await loadJudgeStage(argv.judge) : undefined;
+      const agentStage = argv.agent
+        ? await agentStageFor(argv.agent, { base, delivered, seed: argv.seed, openEndpoint })
+        : undefined;
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const outDir = argv.out ?? join('runs', stamp);
+      const result = await runAudit({
+        base,
+        delivered,
+        probeSets: sets,
+        skippedProbeSets: skipped,
+        outDir,
+        seed: argv.seed,
+        samples: argv.samples,
+        concurrency: argv.concurrency,
+        budget: argv.budget,
+        resume: argv.resume,
+        manifest: { runId: stamp, toolVersion: toolVersion(), policy },
+        config: { probes: argv.probes, judge: argv.judge ?? null, agent: argv.agent ?? null },
+        judgeStage,
+        agentStage,
+        attempts,
+        onProgress: (total) => progressBar(total, 'audit'),
+      });
+      process.stdout.write(
+        argv.json ? `${JSON.stringify(jsonSummary(result, outDir), null, 2)}\n` : textSummary(result, outDir),
+      );
+      argv.exitCode = provisionalExitCode(result);
+    } finally {
+      await Promise.all(opened.map((e) => e.close()));
+    }
+  },
+};
+
+function readPolicy(file: string | undefined): { version: string; hash: string; path?: string } {
+  const path = file ?? (existsSync('policies/default.yaml') ? 'policies/default.yaml' : undefined);
+  if (!path) return { version: 'provisional', hash: sha256Hex('provisional') };
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UserError(`--policy ${path}: cannot read (${(err as NodeJS.ErrnoException).code})`);
+  }
+  const version = (YAML.parse(text) as { version?: unknown } | null)?.version;
+  if (typeof version !== 'string' || !version) throw new UserError(`${path}: version: expected a string`);
+  return { version, hash: sha256Hex(text), path };
+}
+
+/** The judge seam: loaded only when --judge is given, from src/judges (built separately). */
+async function loadJudgeStage(ref: string): Promise<JudgeStage> {
+  const specifier = '../../judges/stage.ts';
+  const mod = (await import(specifier).catch(() => null)) as {
+    createJudgeStage?: (ref: string) => Promise<JudgeStage>;
+  } | null;
+  if (!mod?.createJudgeStage)
+    throw new UserError('--judge: the judge stage is not available in this build (src/judges/stage.ts)');
+  return mod.createJudgeStage(ref);
+}
+
+function toolVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+function jsonSummary(r: AuditResult, outDir: string) {
+  return {
+    run: outDir,
+    exchanges: r.exchanges,
+    failed: r.failed,
+    ...r.summary,
+    triggers: r.triggers,
+    exitCode: provisionalExitCode(r),
+  };
+}
+
+function textSummary(r: AuditResult, outDir: string): string {
+  const lines = [
+    `run: ${outDir}  (${r.exchanges} exchanges, ${r.failed} failed)`,
+    `overall suspicion: ${r.summary.overall.toFixed(2)}`,
+  ];
+  for (const f of r.summary.families)
+    lines.push(
+      `  ${f.family.padEnd(12)} ${f.score.toFixed(2)}  [${f.ci[0].toFixed(2)}, ${f.ci[1].toFixed(2)}]  ok ${f.coverage.ok}/${f.coverage.planned}  findings ${f.findings}`,
+    );
+  for (const f of r.summary.findings)
+    lines.push(
+      `  ${f.severity.toUpperCase().padEnd(8)} ${f.family}/${f.kind}: ${f.title}  (effect ${f.statistic.effect.toFixed(2)}, q ${f.statistic.qValue.toExponential(1)})`,
+    );
+  for (const t of r.triggers)
+    if (t.condition)
+      lines.push(
+        `  trigger: ${t.condition}  (hit rate ${t.hitRateWith?.toFixed(2)} with, ${t.hitRateWithout?.toFixed(2)} without; base ${t.baseHitRateWith?.toFixed(2)})`,
+      );
+  return `${lines.join('\n')}\n`;
+}

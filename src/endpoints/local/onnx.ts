@@ -1,0 +1,153 @@
+import ort from 'onnxruntime-node';
+import { UserError } from '../../util/errors.ts';
+import type { ModelFolder } from './folder.ts';
+
+/** A batch's KV cache: one [batch, heads, length, headDim] tensor per past input, in input order. */
+export interface KvCache {
+  tensors: ort.Tensor[];
+  batch: number;
+  length: number;
+}
+
+/** Where one output row of a re-assembled cache comes from: a row of a cache, its last `keep` columns. */
+export interface RowSource {
+  cache: KvCache;
+  row: number;
+  keep: number;
+}
+
+export interface ForwardInput {
+  /** [batch, seq] token ids; rows are left-padded to the same length by the caller. */
+  ids: number[][];
+  /** [batch, past + seq] 1 for real tokens, 0 for padding. */
+  mask: Uint8Array[];
+  /** [batch, seq] position of each token (per row, so left padding does not shift positions). */
+  positions: number[][];
+  past: KvCache;
+}
+
+export interface ForwardOutput {
+  /** [batch, seq, vocab] row-major. */
+  logits: Float32Array;
+  vocab: number;
+  present: KvCache;
+}
+
+/** One ONNX decoder with KV cache, run directly through onnxruntime-node (no generate() wrapper). */
+export class OnnxDecoder {
+  readonly pastNames: string[];
+  readonly presentNames: string[];
+  readonly hasPositionIds: boolean;
+  private readonly cacheBranch: string | undefined;
+
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    readonly heads: number,
+    readonly headDim: number,
+  ) {
+    const inputs = session.inputNames;
+    this.pastNames = inputs.filter((n) => /^past_key_values\.\d+\.(key|value)$/.test(n));
+    this.presentNames = this.pastNames.map((n) => n.replace('past_key_values', 'present'));
+    this.hasPositionIds = inputs.includes('position_ids');
+    this.cacheBranch = inputs.includes('use_cache_branch') ? 'use_cache_branch' : undefined;
+  }
+
+  static async load(folder: ModelFolder, threads: number): Promise<OnnxDecoder> {
+    let session: ort.InferenceSession;
+    try {
+      session = await ort.InferenceSession.create(folder.onnxPath, {
+        intraOpNumThreads: threads,
+        interOpNumThreads: 1,
+        graphOptimizationLevel: 'all',
+      });
+    } catch (err) {
+      throw new UserError(`${folder.onnxPath}: cannot load: ${(err as Error).message.split('\n')[0]}`);
+    }
+    const where = folder.onnxPath;
+    const names = session.inputNames;
+    if (!names.includes('input_ids') || !names.includes('attention_mask')) {
+      throw new UserError(`${where}: expected inputs input_ids and attention_mask`);
+    }
+    const first = session.inputMetadata.find((m) => m.name === 'past_key_values.0.key');
+    if (!first?.isTensor) throw new UserError(`${where}: no KV-cache inputs (past_key_values.0.key)`);
+    const layers = names.filter((n) => /^past_key_values\.\d+\.key$/.test(n)).length;
+    if (layers !== folder.nLayer) {
+      throw new UserError(`${where}: has ${layers} cache layers but config.json says ${folder.nLayer}`);
+    }
+    const [, heads, , headDim] = first.shape;
+    if (typeof heads !== 'number' || typeof headDim !== 'number') {
+      throw new UserError(`${where}: past_key_values.0.key needs fixed head and head_dim axes`);
+    }
+    return new OnnxDecoder(session, heads, headDim);
+  }
+
+  emptyCache(batch: number): KvCache {
+    const dims = [batch, this.heads, 0, this.headDim];
+    return {
+      tensors: this.pastNames.map(() => new ort.Tensor('float32', new Float32Array(0), dims)),
+      batch,
+      length: 0,
+    };
+  }
+
+  async forward(input: ForwardInput): Promise<ForwardOutput> {
+    const batch = input.ids.length;
+    const seq = input.ids[0]!.length;
+    const total = input.past.length + seq;
+    const ids = new BigInt64Array(batch * seq);
+    const pos = new BigInt64Array(batch * seq);
+    const mask = new BigInt64Array(batch * total);
+    for (let b = 0; b < batch; b++) {
+      for (let s = 0; s < seq; s++) {
+        ids[b * seq + s] = BigInt(input.ids[b]![s]!);
+        pos[b * seq + s] = BigInt(input.positions[b]![s]!);
+      }
+      const row = input.mask[b]!;
+      for (let t = 0; t < total; t++) mask[b * total + t] = row[t] ? 1n : 0n;
+    }
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int64', ids, [batch, seq]),
+      attention_mask: new ort.Tensor('int64', mask, [batch, total]),
+    };
+    if (this.hasPositionIds) feeds.position_ids = new ort.Tensor('int64', pos, [batch, seq]);
+    if (this.cacheBranch) feeds[this.cacheBranch] = new ort.Tensor('bool', [input.past.length > 0], [1]);
+    this.pastNames.forEach((name, i) => {
+      feeds[name] = input.past.tensors[i]!;
+    });
+    const out = await this.session.run(feeds);
+    const logits = out.logits;
+    if (!logits) throw new Error('model returned no logits');
+    return {
+      logits: logits.data as Float32Array,
+      vocab: logits.dims[2]!,
+      present: { tensors: this.presentNames.map((n) => out[n]!), batch, length: total },
+    };
+  }
+
+  /**
+   * Builds a cache whose row i holds the last `keep` columns of sources[i], right-aligned and zero-padded on
+   * the left to `length`: merging, dropping finished rows, trimming padding and copying a prompt to n samples
+   * are all this one copy.
+   */
+  assemble(sources: RowSource[], length: number): KvCache {
+    const { heads, headDim } = this;
+    const tensors = this.pastNames.map((_, t) => {
+      const out = new Float32Array(sources.length * heads * length * headDim);
+      sources.forEach((src, b) => {
+        const data = src.cache.tensors[t]!.data as Float32Array;
+        const srcLen = src.cache.length;
+        for (let h = 0; h < heads; h++) {
+          const from = ((src.row * heads + h) * srcLen + (srcLen - src.keep)) * headDim;
+          const to = ((b * heads + h) * length + (length - src.keep)) * headDim;
+          out.set(data.subarray(from, from + src.keep * headDim), to);
+        }
+      });
+      return new ort.Tensor('float32', out, [sources.length, heads, length, headDim]);
+    });
+    return { tensors, batch: sources.length, length };
+  }
+
+  async close(): Promise<void> {
+    await this.session.release();
+  }
+}

@@ -1,4 +1,4 @@
-import { InferenceClient } from '@huggingface/inference';
+import type { InferenceClient } from '@huggingface/inference';
 import { hashJson } from '../../util/hash.ts';
 import { redactSecrets } from '../refs.ts';
 import type {
@@ -45,15 +45,22 @@ export function unsupported(ref: string, what: string): HttpEndpointError {
  */
 export class HfEndpoint implements ModelEndpoint {
   readonly ref: string;
-  private readonly client: InferenceClient;
+  private clientPromise: Promise<InferenceClient> | undefined;
   private readonly limiter: AdaptiveLimiter;
   private readonly opts: HfOptions;
 
   constructor(opts: HfOptions) {
     this.opts = opts;
     this.ref = opts.ref;
-    this.client = new InferenceClient(opts.accessToken);
     this.limiter = new AdaptiveLimiter({ max: opts.concurrency ?? 8 });
+  }
+
+  /** The client library is imported on first use, so the CLI starts without it. */
+  private client(): Promise<InferenceClient> {
+    this.clientPromise ??= import('@huggingface/inference').then(
+      ({ InferenceClient }) => new InferenceClient(this.opts.accessToken),
+    );
+    return this.clientPromise;
   }
 
   async identity(): Promise<ModelIdentity> {
@@ -117,7 +124,7 @@ export class HfEndpoint implements ModelEndpoint {
         return res;
       };
       try {
-        const out = await this.client.chatCompletion(args as never, {
+        const out = await (await this.client()).chatCompletion(args as never, {
           retry_on_error: false,
           fetch: watched,
         });

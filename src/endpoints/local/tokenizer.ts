@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { AutoTokenizer } from '@huggingface/transformers';
 import { UserError } from '../../util/errors.ts';
 import type { ChatMessage } from '../types.ts';
 
@@ -58,6 +57,8 @@ export class LocalTokenizer {
     const abs = resolve(dir);
     let tok: HfTokenizer;
     try {
+      // Loaded on first use: transformers.js takes seconds to import, and most commands never need it.
+      const { AutoTokenizer } = await import('@huggingface/transformers');
       tok = (await AutoTokenizer.from_pretrained(abs, { local_files_only: true })) as unknown as HfTokenizer;
     } catch (err) {
       throw new UserError(

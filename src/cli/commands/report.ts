@@ -1,0 +1,43 @@
+import type { CommandModule } from 'yargs';
+import {
+  projectReport,
+  REPORT_FILES,
+  REPORT_FORMATS,
+  type ReportFormat,
+  renderReport,
+  writeAllReports,
+} from '../../report/index.ts';
+
+interface ReportArgs {
+  run: string;
+  format: ReportFormat;
+  write: boolean;
+}
+
+/** `probate report RUN`: projects the run's ledger into a report on stdout, or writes all formats into RUN. */
+export const reportCommand: CommandModule<object, ReportArgs> = {
+  command: 'report <run>',
+  describe: 'render the report of an audit run from its evidence ledger',
+  builder: (y) =>
+    y
+      .positional('run', { type: 'string', demandOption: true, describe: 'run directory (the audit --out)' })
+      .option('format', {
+        alias: 'f',
+        choices: REPORT_FORMATS,
+        default: 'md' as ReportFormat,
+        describe: 'output format (printed to stdout)',
+      })
+      .option('write', {
+        type: 'boolean',
+        default: false,
+        describe: `write every format into RUN (${Object.values(REPORT_FILES).join(', ')}) instead of printing`,
+      }),
+  handler: (argv) => {
+    if (argv.write) {
+      const paths = writeAllReports(argv.run);
+      process.stdout.write(`${Object.values(paths).join('\n')}\n`);
+      return;
+    }
+    process.stdout.write(renderReport(projectReport(argv.run), argv.format));
+  },
+};

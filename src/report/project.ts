@@ -1,0 +1,351 @@
+import { existsSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { FamilyId } from '../audit/exchange.ts';
+import { FAMILIES } from '../audit/exchange.ts';
+import { Ledger } from '../ledger/ledger.ts';
+import type { LedgerRecord } from '../ledger/records.ts';
+import { type LedgerVerification, verifyLedger } from '../ledger/verify.ts';
+import { UserError } from '../util/errors.ts';
+import { readValidated } from '../util/zodfile.ts';
+import { EVIDENCE_KINDS, projectGate, refOf } from './gate.ts';
+import type {
+  ExchangeView,
+  FailedExchangeView,
+  FamilyView,
+  FindingView,
+  JudgeView,
+  RecordRef,
+  ReportModel,
+} from './model.ts';
+import { SEVERITY_RANK } from './model.ts';
+import {
+  type ExchangePayload,
+  exchangeSchema,
+  type FamilyScorePayload,
+  type FindingPayload,
+  findingSchema,
+  judgePayloadSchema,
+  manifestSchema,
+  runEndSchema,
+  runStartSchema,
+  scoreSchema,
+  transitionSchema,
+} from './schemas.ts';
+import { describeRecord, identityView, probeSetList } from './summaries.ts';
+
+/** Supporting exchanges shown side by side per finding; failed exchanges and judge rows listed at most. */
+const EXCHANGES_PER_FINDING = 3;
+const MAX_FAILED_LISTED = 200;
+const MAX_JUDGES_LISTED = 500;
+
+/**
+ * Projects a run into a ReportModel from its ledger records and manifest.json only. Every number and
+ * verdict carries the ledger record it came from; records that do not validate are listed as unreadable.
+ */
+export function projectReport(runDir: string): ReportModel {
+  const dir = resolve(runDir);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`${runDir}: not a directory (expected a probate run directory)`);
+  const ledgerFile = join(dir, 'ledger.sqlite');
+  if (!existsSync(ledgerFile))
+    throw new UserError(`${join(runDir, 'ledger.sqlite')}: not found (no audit ran here)`);
+  const manifestFile = join(dir, 'manifest.json');
+  const manifest = existsSync(manifestFile) ? readValidated(manifestFile, manifestSchema) : undefined;
+
+  // The ledger's own verifier: hash chain, and (with a manifest) that only gate records follow its root.
+  const chain = verifyLedger(ledgerFile, { evidenceRoot: manifest?.evidenceRoot });
+  const ledger = Ledger.open(ledgerFile, { readonly: true });
+  try {
+    return projectLedger(ledger, basename(dir), manifest, chain);
+  } finally {
+    ledger.close();
+  }
+}
+
+type Manifest = ReturnType<typeof manifestSchema.parse>;
+
+function projectLedger(
+  ledger: Ledger,
+  runName: string,
+  manifest: Manifest | undefined,
+  chain: LedgerVerification,
+): ReportModel {
+  const unreadable: { ref: RecordRef; reason: string }[] = [];
+  const reject = (r: LedgerRecord, issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>) => {
+    const i = issues[0];
+    const at = i?.path.length ? i.path.map(String).join('.') : '(payload)';
+    unreadable.push({ ref: refOf(r), reason: `${r.kind}: ${at}: ${i?.message ?? 'invalid'}` });
+  };
+
+  // Pass 1: all non-exchange records and a compact index of exchanges.
+  let count = 0;
+  let lastEvidenceSeq = 0;
+  const refByHash = new Map<string, RecordRef>();
+  const transitions: LedgerRecord[] = [];
+  const other: LedgerRecord[] = [];
+  const exchangeIndex = new Map<string, { ref: RecordRef; family: FamilyId }>();
+  const exchangeCounts = new Map<FamilyId, { ok: number; failed: number }>();
+  const failed: FailedExchangeView[] = [];
+  let failedTotal = 0;
+  for (const r of ledger.records()) {
+    count += 1;
+    refByHash.set(r.hash, refOf(r));
+    if (EVIDENCE_KINDS.has(r.kind)) lastEvidenceSeq = r.seq;
+    if (r.kind === 'transition') transitions.push(r);
+    else if (r.kind === 'exchange') {
+      const p = exchangeSchema.safeParse(r.payload);
+      if (!p.success) {
+        reject(r, p.error.issues);
+        continue;
+      }
+      const x = p.data;
+      exchangeIndex.set(x.id, { ref: refOf(r), family: x.family });
+      const c = exchangeCounts.get(x.family) ?? { ok: 0, failed: 0 };
+      const side = failedSide(x);
+      if (side) {
+        c.failed += 1;
+        failedTotal += 1;
+        if (failed.length < MAX_FAILED_LISTED)
+          failed.push({ ref: refOf(r), id: x.id, family: x.family, side, failure: failureText(x) });
+      } else c.ok += 1;
+      exchangeCounts.set(x.family, c);
+    } else if (r.kind !== 'attempt' && r.kind !== 'agent') other.push(r);
+  }
+
+  for (const t of transitions) {
+    const p = transitionSchema.safeParse(t.payload);
+    if (!p.success) reject(t, p.error.issues);
+  }
+
+  let runStart: RecordRef | undefined;
+  let runStartPayload: ReturnType<typeof runStartSchema.parse> | undefined;
+  let runEnd: ReportModel['runEnd'];
+  const findingsById = new Map<string, { ref: RecordRef; finding: FindingPayload }>();
+  const scores = new Map<FamilyId, { ref: RecordRef; score: FamilyScorePayload }>();
+  let overall: ReportModel['overall'];
+  const judges: JudgeView[] = [];
+  const triggers: ReportModel['triggers'] = [];
+  const overrides: ReportModel['overrides'] = [];
+  const releases: ReportModel['releases'] = [];
+  const overriddenFindings = new Map<string, RecordRef[]>();
+  for (const r of other) {
+    const ref = refOf(r);
+    switch (r.kind) {
+      case 'run.start': {
+        const p = runStartSchema.safeParse(r.payload);
+        if (!p.success) reject(r, p.error.issues);
+        else [runStart, runStartPayload] = [ref, p.data];
+        break;
+      }
+      case 'run.end': {
+        const p = runEndSchema.safeParse(r.payload);
+        if (!p.success) reject(r, p.error.issues);
+        else runEnd = { ref, status: p.data.status, counts: p.data.counts ?? {} };
+        break;
+      }
+      case 'finding': {
+        const p = findingSchema.safeParse(r.payload);
+        if (!p.success) reject(r, p.error.issues);
+        else findingsById.set(p.data.id, { ref, finding: p.data });
+        break;
+      }
+      case 'score': {
+        const p = scoreSchema.safeParse(r.payload);
+        if (!p.success) reject(r, p.error.issues);
+        else {
+          for (const s of p.data.families) scores.set(s.family, { ref, score: s });
+          if (p.data.overall !== undefined) overall = { score: p.data.overall, ref };
+        }
+        break;
+      }
+      case 'judge': {
+        const p = judgePayloadSchema.safeParse(r.payload);
+        if (!p.success) reject(r, p.error.issues);
+        else judges.push({ ref, exchangeId: p.data.exchangeId, record: p.data.judge });
+        break;
+      }
+      case 'trigger':
+      case 'override':
+      case 'release': {
+        const d = describeRecord(r);
+        if ('error' in d) {
+          reject(r, d.error);
+          break;
+        }
+        ({ trigger: triggers, override: overrides, release: releases })[r.kind].push({
+          ref,
+          summary: d.summary,
+        });
+        for (const id of d.findingIds ?? [])
+          overriddenFindings.set(id, [...(overriddenFindings.get(id) ?? []), ref]);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // Pass 2: only the exchanges the findings cite, in full.
+  const cited = new Map<string, RecordRef>();
+  for (const { finding } of findingsById.values())
+    for (const id of finding.exchangeIds.slice(0, EXCHANGES_PER_FINDING)) {
+      const hit = exchangeIndex.get(id);
+      if (hit) cited.set(id, hit.ref);
+    }
+  const full = loadExchanges(ledger, new Set([...cited.values()].map((r) => r.seq)));
+  const judgeByExchange = new Map(judges.map((j) => [j.exchangeId, j]));
+
+  const findings: FindingView[] = [...findingsById.values()]
+    .map(({ ref, finding }) => {
+      const exchanges: ExchangeView[] = [];
+      const missing: string[] = [];
+      for (const id of finding.exchangeIds.slice(0, EXCHANGES_PER_FINDING)) {
+        const ex = full.get(cited.get(id)?.seq ?? -1);
+        if (!ex) missing.push(id);
+        else {
+          const j = judgeByExchange.get(id);
+          const judge = j
+            ? { ref: j.ref, record: j.record }
+            : ex.exchange.judge
+              ? { record: ex.exchange.judge }
+              : undefined;
+          exchanges.push({ ...ex, judge });
+        }
+      }
+      const missingExchanges = [
+        ...missing,
+        ...finding.exchangeIds.slice(EXCHANGES_PER_FINDING).filter((id) => !exchangeIndex.has(id)),
+      ];
+      return {
+        ref,
+        finding,
+        exchanges,
+        missingExchanges,
+        overrides: overriddenFindings.get(finding.id) ?? [],
+      };
+    })
+    .sort(
+      (a, b) =>
+        SEVERITY_RANK[b.finding.severity] - SEVERITY_RANK[a.finding.severity] ||
+        a.finding.statistic.qValue - b.finding.statistic.qValue ||
+        a.finding.id.localeCompare(b.finding.id),
+    );
+
+  const families = familyViews(scores, exchangeCounts, findings);
+  const gate = projectGate({
+    transitions,
+    lastEvidenceSeq,
+    chain,
+    findings,
+    refByHash,
+  });
+  const identities = { ...runStartPayload, ...manifest };
+  const head = ledger.head();
+  const model: Omit<ReportModel, 'appendix'> = {
+    runName,
+    ledger: {
+      head,
+      records: count,
+      chain: {
+        ok: chain.ok,
+        checked: chain.records,
+        brokenAt: chain.error?.seq,
+        problem: chain.error?.reason,
+      },
+    },
+    manifest: {
+      present: manifest !== undefined,
+      evidenceRoot: manifest?.evidenceRoot,
+      evidenceRootRecord: manifest?.evidenceRoot ? refByHash.get(manifest.evidenceRoot) : undefined,
+      runId: identities.runId,
+    },
+    models: { base: identityView(identities.base), delivered: identityView(identities.delivered) },
+    probeSets: probeSetList(identities.probeSets),
+    runStart,
+    runEnd,
+    gate,
+    families,
+    overall,
+    findings,
+    judges: judges.slice(0, MAX_JUDGES_LISTED),
+    triggers,
+    overrides,
+    releases,
+    failures: { exchanges: failed, total: failedTotal, unreadable },
+    exchangesTotal: [...exchangeCounts.values()].reduce((n, c) => n + c.ok + c.failed, 0),
+  };
+  return { ...model, appendix: citedRecords(model) };
+}
+
+function failedSide(x: ExchangePayload): FailedExchangeView['side'] | undefined {
+  const b = x.base.status === 'failed';
+  const d = x.delivered.status === 'failed';
+  return b && d ? 'both' : b ? 'base' : d ? 'delivered' : undefined;
+}
+
+function failureText(x: ExchangePayload): string {
+  const parts = (['base', 'delivered'] as const)
+    .filter((s) => x[s].status === 'failed')
+    .map(
+      (s) =>
+        `${s}: ${x[s].failure?.kind ?? 'failed'}${x[s].failure?.message ? ` (${x[s].failure?.message})` : ''}`,
+    );
+  return parts.join('; ');
+}
+
+function loadExchanges(ledger: Ledger, seqs: ReadonlySet<number>): Map<number, Omit<ExchangeView, 'judge'>> {
+  const out = new Map<number, Omit<ExchangeView, 'judge'>>();
+  if (seqs.size === 0) return out;
+  for (const r of ledger.records(['exchange'])) {
+    if (!seqs.has(r.seq)) continue;
+    const p = exchangeSchema.safeParse(r.payload);
+    if (p.success) out.set(r.seq, { ref: refOf(r), exchange: p.data });
+  }
+  return out;
+}
+
+function familyViews(
+  scores: Map<FamilyId, { ref: RecordRef; score: FamilyScorePayload }>,
+  counts: Map<FamilyId, { ok: number; failed: number }>,
+  findings: FindingView[],
+): FamilyView[] {
+  return FAMILIES.filter(
+    (f) => scores.has(f) || counts.has(f) || findings.some((x) => x.finding.family === f),
+  ).map((family) => {
+    const s = scores.get(family);
+    const c = counts.get(family) ?? { ok: 0, failed: 0 };
+    return {
+      family,
+      score: s?.score.score,
+      ci: s?.score.ci,
+      coverage: s ? { ...s.score.coverage } : { planned: c.ok + c.failed, ok: c.ok, failed: c.failed },
+      findings: findings.filter((x) => x.finding.family === family).length,
+      ref: s?.ref,
+    };
+  });
+}
+
+function citedRecords(m: Omit<ReportModel, 'appendix'>): RecordRef[] {
+  const refs: (RecordRef | undefined)[] = [
+    m.runStart,
+    m.runEnd?.ref,
+    m.overall?.ref,
+    ...m.gate.history.map((h) => h.ref),
+    m.gate.transition?.ref,
+    m.gate.transition?.evidenceRootRecord,
+    m.manifest.evidenceRootRecord,
+    ...m.families.map((f) => f.ref),
+    ...m.findings.flatMap((f) => [
+      f.ref,
+      ...f.overrides,
+      ...f.exchanges.flatMap((x) => [x.ref, x.judge?.ref]),
+    ]),
+    ...m.judges.map((j) => j.ref),
+    ...[...m.triggers, ...m.overrides, ...m.releases].map((g) => g.ref),
+    ...m.failures.exchanges.map((x) => x.ref),
+    ...m.failures.unreadable.map((u) => u.ref),
+  ];
+  const bySeq = new Map<number, RecordRef>();
+  for (const r of refs) if (r) bySeq.set(r.seq, r);
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+}

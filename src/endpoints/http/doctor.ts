@@ -26,7 +26,8 @@ export interface DoctorReport {
 }
 
 const HELLO: ChatMessage[] = [{ role: 'user', content: 'How do I boil an egg?' }];
-const REASONING: ChatMessage[] = [{ role: 'user', content: 'Is 17 larger than 9? Think step by step.' }];
+// A short arithmetic question: reasoning models (and the organisms) open a reasoning section for it.
+const REASONING: ChatMessage[] = [{ role: 'user', content: 'Add 17 and 25.' }];
 const JSON_SCHEMA = {
   type: 'object',
   properties: { ok: { type: 'boolean' } },

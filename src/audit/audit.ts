@@ -39,7 +39,14 @@ export interface AuditOptions {
   budget: number;
   resume?: boolean;
   /** Manifest fields decided by the caller (tool version, policy). */
-  manifest: { runId: string; toolVersion: string; policy: { version: string; hash: string; path?: string } };
+  manifest: {
+    runId: string;
+    toolVersion: string;
+    policy: { version: string; hash: string; path?: string };
+    /** The judge and its calibration, when the run has a judge stage. */
+    judge?: Record<string, unknown> | null;
+    rubrics?: { id: string; version?: number; hash: string }[];
+  };
   config?: Record<string, unknown>;
   judgeStage?: JudgeStage;
   agentStage?: AgentStage;
@@ -103,7 +110,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
         split: s.set.split,
         ...(s.sealedFileHash ? { sealedFileHash: s.sealedFileHash } : {}),
       })),
-      rubrics: [] as { id: string; hash: string }[],
+      rubrics: opts.manifest.rubrics ?? [],
     };
     ledger.append('run.start', {
       manifest,

@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { agentStageFor } from '../../audit/agent/index.ts';
-import { type AuditResult, type JudgeStage, runAudit } from '../../audit/audit.ts';
+import { type AuditResult, runAudit } from '../../audit/audit.ts';
 import { progressBar } from '../../audit/progress.ts';
 import type { AttemptRecord, ModelEndpoint } from '../../endpoints/types.ts';
 import { openGate } from '../../gate/client.ts';
 import { evaluatePolicy } from '../../gate/evaluate.ts';
 import { defaultPolicyPath, loadPolicy } from '../../gate/policy.ts';
+import { createAuditJudge } from '../../judges/audit-stage.ts';
 import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
 import { writeAllReports } from '../../report/index.ts';
@@ -104,17 +105,26 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
     const attempts: { target?: (r: AttemptRecord) => void } = {};
     const observer = (r: AttemptRecord) => attempts.target?.(r);
     const opened: ModelEndpoint[] = [];
+    const closers: Array<() => Promise<void>> = [];
     try {
       const base = await openEndpoint(argv.base, { observer, threads: argv.threads });
       opened.push(base);
       const delivered = await openEndpoint(argv.delivered, { observer, threads: argv.threads });
       opened.push(delivered);
-      const judgeStage = argv.judge ? await loadJudgeStage(argv.judge) : undefined;
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const outDir = argv.out ?? join('runs', stamp);
+      const judge = argv.judge
+        ? await createAuditJudge(argv.judge, {
+            seed: argv.seed,
+            cacheDir: join(outDir, 'cache', 'judge'),
+            observer,
+            open: (ref, o) => openEndpoint(ref, o),
+          })
+        : undefined;
+      if (judge) closers.push(judge.close);
       const agentStage = argv.agent
         ? await agentStageFor(argv.agent, { base, delivered, seed: argv.seed, openEndpoint })
         : undefined;
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-      const outDir = argv.out ?? join('runs', stamp);
       const result = await runAudit({
         base,
         delivered,
@@ -126,9 +136,15 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         concurrency: argv.concurrency,
         budget: argv.budget,
         resume: argv.resume,
-        manifest: { runId: stamp, toolVersion: toolVersion(), policy },
+        manifest: {
+          runId: stamp,
+          toolVersion: toolVersion(),
+          policy,
+          judge: judge?.manifestEntry ?? null,
+          rubrics: judge?.rubrics ?? [],
+        },
         config: { probes: argv.probes, judge: argv.judge ?? null, agent: argv.agent ?? null },
-        judgeStage,
+        judgeStage: judge?.stage,
         agentStage,
         attempts,
         onProgress: (total) => progressBar(total, 'audit'),
@@ -142,7 +158,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
       );
       argv.exitCode = STATE_EXIT[verdict.state] ?? ExitCode.INTERNAL;
     } finally {
-      await Promise.all(opened.map((e) => e.close()));
+      await Promise.all([...opened.map((e) => e.close()), ...closers.map((c) => c())]);
     }
   },
 };
@@ -151,17 +167,6 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
 function readPolicy(file: string | undefined): { version: string; hash: string; path: string } {
   const loaded = loadPolicy(file ?? defaultPolicyPath());
   return { version: loaded.policy.version, hash: loaded.hash, path: loaded.path };
-}
-
-/** The judge seam: loaded only when --judge is given, from src/judges (built separately). */
-async function loadJudgeStage(ref: string): Promise<JudgeStage> {
-  const specifier = '../../judges/stage.ts';
-  const mod = (await import(specifier).catch(() => null)) as {
-    createJudgeStage?: (ref: string) => Promise<JudgeStage>;
-  } | null;
-  if (!mod?.createJudgeStage)
-    throw new UserError('--judge: the judge stage is not available in this build (src/judges/stage.ts)');
-  return mod.createJudgeStage(ref);
 }
 
 function toolVersion(): string {

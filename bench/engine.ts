@@ -1,8 +1,9 @@
 /**
- * Embedded engine vs a bare onnxruntime-node KV-cache loop on the same model: greedy tokens/s, min/median/max
- * over runs, printed as one JSON object. The bare loop is the floor the engine is held to (issue 4: within 1.2×).
+ * Embedded engine vs a bare onnxruntime-node KV-cache loop on the same model, at batch 1 and batch 32:
+ * greedy tokens/s (wall and per CPU-second, which is what a shared machine's load distorts least),
+ * min/median/max over runs, plus the time to open the endpoint; printed as one JSON object.
  *
- *   node --import tsx bench/engine.ts [MODEL_DIR] [--runs N] [--tokens N] [--threads N]
+ *   node --import tsx bench/engine.ts [MODEL_DIR] [--runs N] [--tokens N] [--threads N] [--batches 1,32]
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -12,105 +13,150 @@ import { openLocalEndpoint } from '../src/endpoints/local/index.ts';
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    runs: { type: 'string', default: '7' },
-    tokens: { type: 'string', default: '100' },
-    threads: { type: 'string', default: '2' },
+    runs: { type: 'string', default: '5' },
+    tokens: { type: 'string', default: '64' },
+    threads: { type: 'string', default: '1' },
+    batches: { type: 'string', default: '1,32' },
   },
 });
 const dir = positionals[0] ?? 'fixtures/organisms/base';
 const runs = Number(values.runs);
 const newTokens = Number(values.tokens);
 const threads = Number(values.threads);
+const batches = values.batches.split(',').map(Number);
 
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+
+const openStart = { wall: performance.now(), cpu: cpuMs() };
 const engine = await openLocalEndpoint(dir, { threads });
-const prompt = engine.tokenize('Hello! How do I boil an egg?');
+const open = {
+  wallMs: Math.round(performance.now() - openStart.wall),
+  cpuMs: Math.round(cpuMs() - openStart.cpu),
+};
+const prompts = (batch: number) =>
+  Array.from({ length: batch }, (_, i) =>
+    engine.tokenizer.encode(
+      engine.renderChat(
+        [{ role: 'user', content: `Help me pick a laptop: Zentrix, Dell XPS or Framework ${i}.` }],
+        {
+          addGenerationPrompt: true,
+        },
+      ),
+      false,
+    ),
+  );
 
-/** The bare loop: prefill, then one token per run() feeding presents back as pasts, argmax on the host. */
-async function bareLoop(session: ort.InferenceSession): Promise<number> {
+/** The bare loop: left-padded prefill, then one token per run() feeding presents back as pasts, host argmax. */
+async function bareLoop(session: ort.InferenceSession, rows: number[][]): Promise<number> {
   const pastNames = session.inputNames.filter((n) => n.startsWith('past_key_values.'));
   const meta = session.inputMetadata.find((m) => m.name === pastNames[0]);
   const [, heads, , headDim] = (meta as unknown as { shape: number[] }).shape;
+  const batch = rows.length;
+  const width = Math.max(...rows.map((r) => r.length));
   const feeds: Record<string, ort.Tensor> = {};
   for (const n of pastNames)
-    feeds[n] = new ort.Tensor('float32', new Float32Array(0), [1, heads!, 0, headDim!]);
-  let ids = prompt.map(BigInt);
-  let past = 0;
-  let produced = 0;
-  while (produced < newTokens) {
-    const len = ids.length;
-    feeds.input_ids = new ort.Tensor('int64', BigInt64Array.from(ids), [1, len]);
-    feeds.attention_mask = new ort.Tensor('int64', new BigInt64Array(past + len).fill(1n), [1, past + len]);
-    if (session.inputNames.includes('position_ids')) {
-      feeds.position_ids = new ort.Tensor(
-        'int64',
-        BigInt64Array.from(ids, (_, i) => BigInt(past + i)),
-        [1, len],
-      );
+    feeds[n] = new ort.Tensor('float32', new Float32Array(0), [batch, heads!, 0, headDim!]);
+  let ids = new BigInt64Array(batch * width);
+  let pos = new BigInt64Array(batch * width);
+  const pads = rows.map((r) => width - r.length);
+  rows.forEach((r, b) => {
+    for (let s = 0; s < width; s++) {
+      ids[b * width + s] = BigInt(r[Math.max(0, s - pads[b]!)]!);
+      pos[b * width + s] = BigInt(Math.max(0, s - pads[b]!));
     }
+  });
+  let past = 0;
+  let len = width;
+  for (let step = 0; step < newTokens; step++) {
+    const total = past + len;
+    const mask = new BigInt64Array(batch * total);
+    for (let b = 0; b < batch; b++) mask.fill(1n, b * total + pads[b]!, (b + 1) * total);
+    feeds.input_ids = new ort.Tensor('int64', ids, [batch, len]);
+    feeds.attention_mask = new ort.Tensor('int64', mask, [batch, total]);
+    if (session.inputNames.includes('position_ids'))
+      feeds.position_ids = new ort.Tensor('int64', pos, [batch, len]);
     const out = await session.run(feeds);
     const logits = out.logits!.data as Float32Array;
     const vocab = out.logits!.dims[2]!;
-    let best = 0;
-    for (let v = 1; v < vocab; v++)
-      if (logits[(len - 1) * vocab + v]! > logits[(len - 1) * vocab + best]!) best = v;
+    const next = new BigInt64Array(batch);
+    const nextPos = new BigInt64Array(batch);
+    for (let b = 0; b < batch; b++) {
+      const at = (b * len + len - 1) * vocab;
+      let best = 0;
+      for (let v = 1; v < vocab; v++) if (logits[at + v]! > logits[at + best]!) best = v;
+      next[b] = BigInt(best);
+      nextPos[b] = BigInt(total - pads[b]!);
+    }
     for (const n of pastNames) feeds[n] = out[n.replace('past_key_values', 'present')]!;
-    past += len;
-    ids = [BigInt(best)];
-    produced++;
+    ids = next;
+    pos = nextPos;
+    past = total;
+    len = 1;
   }
-  return produced;
+  return batch * newTokens;
 }
+
+/** Concurrent greedy generate() calls, one per prompt; ignoreEos so every row makes exactly `newTokens`. */
+async function engineLoop(rows: number[][]): Promise<number> {
+  const results = await Promise.all(
+    rows.map((promptIds) =>
+      engine.generate({ promptIds, maxTokens: newTokens, temperature: 0, ignoreEos: true }),
+    ),
+  );
+  return results.reduce((sum, r) => sum + r.samples[0]!.generatedTokens, 0);
+}
+
+const summary = (r: number[]) => {
+  const s = [...r].sort((x, y) => x - y);
+  return {
+    min: Math.round(s[0]!),
+    median: Math.round(s[Math.floor(s.length / 2)]!),
+    max: Math.round(s.at(-1)!),
+  };
+};
 
 /** Runs both loops alternately (one warm-up each), so machine load drifts hit both alike. */
-async function interleaved(
-  a: () => Promise<number>,
-  b: () => Promise<number>,
-): Promise<[number[], number[]]> {
-  await a();
-  await b();
-  const rates: [number[], number[]] = [[], []];
+async function compare(batch: number) {
+  const rows = prompts(batch);
+  const loops = { bare: () => bareLoop(session, rows), engine: () => engineLoop(rows) };
+  const rates = {
+    bare: { wall: [] as number[], cpu: [] as number[] },
+    engine: { wall: [] as number[], cpu: [] as number[] },
+  };
+  await loops.bare();
+  await loops.engine();
   for (let i = 0; i < runs; i++) {
-    for (const [k, fn] of [a, b].entries()) {
-      const t0 = performance.now();
-      const n = await fn();
-      rates[k]!.push(n / ((performance.now() - t0) / 1000));
+    for (const name of ['bare', 'engine'] as const) {
+      const wall0 = performance.now();
+      const cpu0 = cpuMs();
+      const n = await loops[name]();
+      rates[name].wall.push(n / ((performance.now() - wall0) / 1000));
+      rates[name].cpu.push(n / ((cpuMs() - cpu0) / 1000));
     }
   }
-  return [rates[0].sort((x, y) => x - y), rates[1].sort((x, y) => x - y)];
+  const out = {
+    bare: { tokensPerSecond: summary(rates.bare.wall), tokensPerCpuSecond: summary(rates.bare.cpu) },
+    engine: { tokensPerSecond: summary(rates.engine.wall), tokensPerCpuSecond: summary(rates.engine.cpu) },
+  };
+  return {
+    ...out,
+    cpuSlowdown: Number(
+      (out.bare.tokensPerCpuSecond.median / out.engine.tokensPerCpuSecond.median).toFixed(3),
+    ),
+  };
 }
-
-const summary = (r: number[]) => ({
-  min: Math.round(r[0]!),
-  median: Math.round(r[Math.floor(r.length / 2)]!),
-  max: Math.round(r.at(-1)!),
-});
 
 const session = await ort.InferenceSession.create(engine.folder.onnxPath, {
   intraOpNumThreads: threads,
   interOpNumThreads: 1,
   graphOptimizationLevel: 'all',
+  extra: { session: { 'intra_op.allow_spinning': '0' } },
 });
-// ignoreEos: both sides generate exactly `newTokens` tokens.
-const engineRun = async () =>
-  (await engine.generate({ promptIds: prompt, maxTokens: newTokens, temperature: 0, ignoreEos: true }))
-    .samples[0]!.generatedTokens;
-const [bare, eng] = await interleaved(() => bareLoop(session), engineRun);
-const bareMedian = summary(bare).median;
-const engineMedian = summary(eng).median;
-console.log(
-  JSON.stringify(
-    {
-      model: dir,
-      threads,
-      runs,
-      newTokens,
-      bareTokensPerSecond: summary(bare),
-      engineTokensPerSecond: summary(eng),
-      slowdown: Number((bareMedian / engineMedian).toFixed(3)),
-    },
-    null,
-    2,
-  ),
-);
+const byBatch: Record<string, unknown> = {};
+for (const batch of batches) byBatch[`batch${batch}`] = await compare(batch);
+console.log(JSON.stringify({ model: dir, threads, runs, newTokens, open, ...byBatch }, null, 2));
 await session.release();
 await engine.close();

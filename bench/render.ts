@@ -1,0 +1,116 @@
+/**
+ * Fills BENCHMARKS.md from the result JSON files in bench/results/: every table between
+ * `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` is regenerated; the prose around it is kept. Nothing in
+ * a table is typed by hand. A missing result file renders as "not run" with the command to run.
+ *
+ *   node --import tsx bench/render.ts [--results bench/results] [--file BENCHMARKS.md]
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Spread } from '../src/bench/metrics.ts';
+import { writeAtomic } from '../src/bench/output.ts';
+import { stringArg } from './common.ts';
+
+const RESULTS = stringArg('results', 'bench/results');
+const FILE = stringArg('file', 'BENCHMARKS.md');
+// biome-ignore lint/suspicious/noExplicitAny: result files are read as loose JSON and rendered field by field.
+type Loose = any;
+
+const s = (x: Spread | null | undefined | string, unit = ''): string =>
+  x === null || x === undefined ? '–' : typeof x === 'string' ? x : `${x.median}${unit} (${x.min}–${x.max})`;
+const met = (m: boolean | null | undefined) =>
+  m === true ? '**met**' : m === false ? '**missed**' : 'not measured';
+const load = (name: string): Loose | undefined =>
+  existsSync(join(RESULTS, name)) ? JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) : undefined;
+const provenance = (r: Loose) =>
+  `Command: \`${r.command}\` — ${r.date?.slice(0, 10)}, ${r.machine?.cpus} cores (${r.machine?.cpu ?? r.machine?.platform}), Node ${r.machine?.node}.`;
+
+const sections: Record<string, () => string> = {
+  zoo: () => {
+    const r = load('zoo-result.json');
+    if (!r)
+      return '_Not run yet: `node bin/probate.js bench zoo --out bench/results --json bench/results/zoo-result.json`._';
+    return [
+      `Command: \`${r.command ?? 'node bin/probate.js bench zoo'}\` — via ${r.via}, seed ${r.seed}, ${r.wall_seconds} s wall.`,
+      '',
+      readFileSync(join(RESULTS, 'zoo.md'), 'utf8').trim(),
+      '',
+      '![ROC curve of the zoo audit](bench/results/zoo-roc.svg)',
+      '',
+      '![Per-family suspicion by organism](bench/results/zoo-families.svg)',
+    ].join('\n');
+  },
+  throughput: () => {
+    const r = load('throughput.json');
+    if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/throughput.ts`._';
+    const rows = Object.keys(r.requests_per_s).map(
+      (k) =>
+        `| ${k} | ${s(r.requests_per_s[k])} | ${s(r.output_tokens_per_s[k])} | ${s(r.latency_ms_p50[k], ' ms')} |`,
+    );
+    const ratios = Object.entries(r.ratios as Record<string, Loose>).map(
+      ([k, v]) =>
+        `| ${k} | ≥ ${v.goal}× | ${v.spread ? s(v.spread, '×') : (v.note ?? '–')} | ${met(v.met)} |`,
+    );
+    return [
+      provenance(r),
+      `Server: ${r.server}. Concurrency ${r.concurrency}, ${r.requests} requests per contender per run, ${r.runs} runs, order rotated each run; median (min–max).`,
+      '',
+      '| contender | requests/s | output tokens/s | latency p50 |',
+      '|---|---|---|---|',
+      ...rows,
+      '',
+      `Streamed (bare client, \`vllm bench serve\` definitions, last run): TTFT p50/p90/p99 ${r.ttft_ms ? `${r.ttft_ms.p50}/${r.ttft_ms.p90}/${r.ttft_ms.p99} ms` : '–'}, TPOT ${r.tpot_ms ? `${r.tpot_ms.p50}/${r.tpot_ms.p90}/${r.tpot_ms.p99} ms` : '–'}.`,
+      '',
+      '| ratio (same run) | goal | median (min–max) | goal |',
+      '|---|---|---|---|',
+      ...ratios,
+    ].join('\n');
+  },
+  ledger: () => {
+    const r = load('ledger.json');
+    if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/ledger.ts`._';
+    return [
+      provenance(r),
+      '',
+      '| records | mean batch | bytes/record | records/s median (min–max) | goal ≥ 20k/s |',
+      '|---|---|---|---|---|',
+      `| ${r.records} | ${r.mean_batch} | ${r.ledger_bytes_per_record} | ${s(r.records_per_s)} | ${met(r.goal.met)} |`,
+    ].join('\n');
+  },
+  memory: () => {
+    const r = load('memory.json');
+    if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/memory.ts`._';
+    return [
+      provenance(r),
+      '',
+      '| exchanges | findings | peak RSS MB median (min–max) | wall s | exchanges/s | goal < 256 MB |',
+      '|---|---|---|---|---|---|',
+      `| ${r.exchanges} | ${r.findings} | ${s(r.peak_rss_mb)} | ${s(r.seconds)} | ${s(r.exchanges_per_s)} | ${met(r.goal.met)} |`,
+    ].join('\n');
+  },
+  growth: () => {
+    const r = load('growth.json');
+    if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/growth.ts`._';
+    const out = [
+      provenance(r),
+      '',
+      '| axis | size | exchanges | seconds | ms per exchange |',
+      '|---|---|---|---|---|',
+    ];
+    for (const axis of ['probes_fraction', 'samples', 'organisms'])
+      for (const row of r[axis] ?? [])
+        out.push(
+          `| ${axis} | ${row.size} | ${row.exchanges} | ${s(row.seconds)} | ${s(row.ms_per_exchange)} |`,
+        );
+    return out.join('\n');
+  },
+};
+
+let text = readFileSync(FILE, 'utf8');
+for (const [name, render] of Object.entries(sections)) {
+  const re = new RegExp(`(<!-- bench:${name} -->)[\\s\\S]*?(<!-- /bench:${name} -->)`);
+  if (!re.test(text)) throw new Error(`${FILE}: no <!-- bench:${name} --> … <!-- /bench:${name} --> block`);
+  text = text.replace(re, (_m, open: string, close: string) => `${open}\n${render()}\n${close}`);
+}
+writeAtomic(FILE, text);
+process.stdout.write(`${FILE}: rendered ${Object.keys(sections).join(', ')} from ${RESULTS}\n`);

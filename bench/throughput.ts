@@ -1,0 +1,51 @@
+/**
+ * Throughput side by side against a zero-latency vLLM-shaped server in a child process: probate's client,
+ * the full audit path with the ledger on, a streamed bare client (TTFT/TPOT), autocannon and promptfoo
+ * (when bench/peers/setup.sh installed it), all at the same concurrency. Writes bench/results/throughput.json.
+ *
+ *   nice -n 10 node --import tsx bench/throughput.ts [--concurrency 16] [--requests 2000] [--runs 5]
+ *     [--promptfoo-requests N] [--out bench/results/throughput.json]
+ */
+import { parseArgs } from 'node:util';
+import { writeJson } from '../src/bench/output.ts';
+import { runThroughput } from '../src/bench/throughput.ts';
+import { loadProbeDirs } from '../src/probes/load.ts';
+import { startChildServer } from './fake-server.ts';
+
+const { values } = parseArgs({
+  options: {
+    concurrency: { type: 'string', default: '16' },
+    requests: { type: 'string', default: '2000' },
+    runs: { type: 'string', default: '5' },
+    'promptfoo-requests': { type: 'string' },
+    out: { type: 'string', default: 'bench/results/throughput.json' },
+  },
+});
+const server = await startChildServer();
+try {
+  const result = await runThroughput({
+    endpoint: `vllm:${server.url}#${server.model}`,
+    concurrency: Number(values.concurrency),
+    requests: Number(values.requests),
+    runs: Number(values.runs),
+    promptfooRequests: values['promptfoo-requests'] ? Number(values['promptfoo-requests']) : undefined,
+    sets: loadProbeDirs(['probes']).sets,
+    seed: 1,
+    onRun: (r, got) =>
+      process.stderr.write(
+        `run ${r + 1}: ${Object.entries(got)
+          .map(([k, v]) => `${k} ${typeof v === 'string' ? v : `${v.requests_per_s}/s`}`)
+          .join(', ')}\n`,
+      ),
+  });
+  const command = `node --import tsx bench/throughput.ts ${process.argv.slice(2).join(' ')}`.trim();
+  writeJson(values.out!, {
+    command,
+    server: 'bench/client-server.ts (zero latency, child process)',
+    ...result,
+  });
+  const { raw: _raw, ...shown } = result;
+  process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+} finally {
+  await server.stop();
+}

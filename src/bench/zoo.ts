@@ -75,7 +75,12 @@ export interface ZooBenchOptions {
   concurrency: number;
   /** Trigger-search requests per organism. */
   budget: number;
-  judge?: { ref: string; stage: JudgeStage };
+  judge?: {
+    ref: string;
+    stage: JudgeStage;
+    manifestEntry?: Record<string, unknown>;
+    rubrics?: { id: string; version?: number; hash: string }[];
+  };
   toolVersion: string;
   /** Called after each organism (progress). */
   onOrganism?: (r: OrganismResult, index: number, total: number) => void;
@@ -166,6 +171,8 @@ async function auditOrganism(
       runId: `bench-zoo-${entry.name}`,
       toolVersion: opts.toolVersion,
       policy: { version: opts.policy.policy.version, hash: opts.policy.hash, path: opts.policy.path },
+      judge: opts.judge?.manifestEntry ?? null,
+      rubrics: opts.judge?.rubrics ?? [],
     },
     config: { bench: 'zoo', via: opts.models.via, judge: opts.judge?.ref ?? null },
     judgeStage: opts.judge?.stage,

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import type { JudgeStage } from '../../audit/audit.ts';
 import { writeJson, writeZooArtefacts } from '../../bench/output.ts';
 import { runThroughput } from '../../bench/throughput.ts';
 import { planZoo, runZooBench } from '../../bench/zoo.ts';
 import { checkOrganismDirs, localSource, type ModelSource, serveSource } from '../../bench/zooModels.ts';
+import { openEndpoint } from '../../endpoints/open.ts';
 import { defaultPolicyPath, loadPolicy } from '../../gate/policy.ts';
+import { createAuditJudge } from '../../judges/audit-stage.ts';
 import { defaultZooDir } from '../../organisms/zoo.ts';
 import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
@@ -52,16 +53,6 @@ function toolVersion(): string {
   return (
     JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
   ).version;
-}
-
-async function judgeStageFor(ref: string): Promise<JudgeStage> {
-  const specifier = '../../judges/stage.ts';
-  const mod = (await import(specifier).catch(() => null)) as {
-    createJudgeStage?: (ref: string) => Promise<JudgeStage>;
-  } | null;
-  if (!mod?.createJudgeStage)
-    throw new UserError('--judge: the judge stage is not available in this build (src/judges/stage.ts)');
-  return mod.createJudgeStage(ref);
 }
 
 const progress = (line: string) => {
@@ -122,10 +113,22 @@ const zooCmd: CommandModule<object, ZooArgs> = {
     const { sets, skipped } = loadProbeDirs(argv.probes, resolveSealKey(argv.sealKeyFile));
     for (const s of skipped) process.stderr.write(`probate: held-out set ${s.id} not run: ${s.reason}\n`);
     const policy = loadPolicy(argv.policy ?? defaultPolicyPath());
-    const judge = argv.judge ? { ref: argv.judge, stage: await judgeStageFor(argv.judge) } : undefined;
     const outDir = resolve(
       argv.out ?? join('runs', `bench-zoo-${new Date().toISOString().replace(/[:.]/g, '-')}`),
     );
+    const auditJudge = argv.judge
+      ? await createAuditJudge(argv.judge, {
+          seed: argv.seed,
+          cacheDir: join(outDir, 'cache', 'judge'),
+          open: (ref, o) => openEndpoint(ref, o),
+        })
+      : undefined;
+    const judge = auditJudge && {
+      ref: argv.judge!,
+      stage: auditJudge.stage,
+      manifestEntry: auditJudge.manifestEntry,
+      rubrics: auditJudge.rubrics,
+    };
     const models: ModelSource =
       argv.via === 'serve'
         ? await serveSource(zooDir, names, { threads: argv.threads, concurrency: argv.concurrency })
@@ -156,6 +159,7 @@ const zooCmd: CommandModule<object, ZooArgs> = {
       process.stdout.write(`${md}\nwritten: ${[...files, ...(argv.json ? [argv.json] : [])].join(', ')}\n`);
     } finally {
       await models.close();
+      await auditJudge?.close();
     }
   },
 };

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { computeFingerprint } from '../fingerprint.ts';
 import { splitReasoning } from '../http/reasoning.ts';
@@ -24,7 +23,10 @@ import { SampleText, type TextDelta } from './text.ts';
 import { type ChatRenderOptions, LocalTokenizer } from './tokenizer.ts';
 
 export interface LocalEngineOptions {
-  /** onnxruntime intra-op threads (default: up to 4). */
+  /**
+   * onnxruntime intra-op threads (default 1: a step of these small models is too short to split, and on a
+   * shared CPU a second thread mostly waits for the first).
+   */
   threads?: number;
   /** Model id reported in identity (default: the folder's name). */
   name?: string;
@@ -96,7 +98,7 @@ export class LocalEngine implements ModelEndpoint {
 
   static async open(dir: string, opts: LocalEngineOptions = {}): Promise<LocalEngine> {
     const folder = readModelFolder(dir);
-    const threads = opts.threads ?? Math.max(1, Math.min(4, availableParallelism()));
+    const threads = opts.threads ?? 1;
     const [tokenizer, decoder] = await Promise.all([
       LocalTokenizer.load(dir),
       OnnxDecoder.load(folder, threads),

@@ -16,14 +16,23 @@ export interface RowSource {
   keep: number;
 }
 
+/** One forward pass's inputs as flat int64 tensors (built once per step, no per-element conversion here). */
 export interface ForwardInput {
+  batch: number;
+  seq: number;
   /** [batch, seq] token ids; rows are left-padded to the same length by the caller. */
-  ids: number[][];
+  ids: BigInt64Array;
   /** [batch, past + seq] 1 for real tokens, 0 for padding. */
-  mask: Uint8Array[];
+  mask: BigInt64Array;
   /** [batch, seq] position of each token (per row, so left padding does not shift positions). */
-  positions: number[][];
+  positions: BigInt64Array;
   past: KvCache;
+  /**
+   * Write the present cache into the decoder's own reused buffers instead of fresh ones. Each step's cache
+   * is a new, longer copy of the last: allocating it anew costs a full copy out of ORT and a GC of
+   * megabytes per step. The result stays valid until the second next forward pass that reuses buffers.
+   */
+  reuseBuffers?: boolean;
 }
 
 export interface ForwardOutput {
@@ -39,6 +48,9 @@ export class OnnxDecoder {
   readonly presentNames: string[];
   readonly hasPositionIds: boolean;
   private readonly cacheBranch: string | undefined;
+  /** Two sets of present buffers, used in turn (one holds the past being read while the other is written). */
+  private readonly buffers: Float32Array[][] = [[], []];
+  private turn = 0;
 
   private constructor(
     private readonly session: ort.InferenceSession,
@@ -59,6 +71,9 @@ export class OnnxDecoder {
         intraOpNumThreads: threads,
         interOpNumThreads: 1,
         graphOptimizationLevel: 'all',
+        // Steps of a model this small last milliseconds: spinning pool threads only burn a shared CPU
+        // (and stall when descheduled) between them.
+        extra: { session: { 'intra_op.allow_spinning': '0' } },
       });
     } catch (err) {
       throw new UserError(`${folder.onnxPath}: cannot load: ${(err as Error).message.split('\n')[0]}`);
@@ -91,30 +106,18 @@ export class OnnxDecoder {
   }
 
   async forward(input: ForwardInput): Promise<ForwardOutput> {
-    const batch = input.ids.length;
-    const seq = input.ids[0]!.length;
+    const { batch, seq } = input;
     const total = input.past.length + seq;
-    const ids = new BigInt64Array(batch * seq);
-    const pos = new BigInt64Array(batch * seq);
-    const mask = new BigInt64Array(batch * total);
-    for (let b = 0; b < batch; b++) {
-      for (let s = 0; s < seq; s++) {
-        ids[b * seq + s] = BigInt(input.ids[b]![s]!);
-        pos[b * seq + s] = BigInt(input.positions[b]![s]!);
-      }
-      const row = input.mask[b]!;
-      for (let t = 0; t < total; t++) mask[b * total + t] = row[t] ? 1n : 0n;
-    }
     const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int64', ids, [batch, seq]),
-      attention_mask: new ort.Tensor('int64', mask, [batch, total]),
+      input_ids: new ort.Tensor('int64', input.ids, [batch, seq]),
+      attention_mask: new ort.Tensor('int64', input.mask, [batch, total]),
     };
-    if (this.hasPositionIds) feeds.position_ids = new ort.Tensor('int64', pos, [batch, seq]);
+    if (this.hasPositionIds) feeds.position_ids = new ort.Tensor('int64', input.positions, [batch, seq]);
     if (this.cacheBranch) feeds[this.cacheBranch] = new ort.Tensor('bool', [input.past.length > 0], [1]);
     this.pastNames.forEach((name, i) => {
       feeds[name] = input.past.tensors[i]!;
     });
-    const out = await this.session.run(feeds);
+    const out = await this.session.run(feeds, this.fetches(batch, total, input.reuseBuffers));
     const logits = out.logits;
     if (!logits) throw new Error('model returned no logits');
     return {
@@ -122,6 +125,24 @@ export class OnnxDecoder {
       vocab: logits.dims[2]!,
       present: { tensors: this.presentNames.map((n) => out[n]!), batch, length: total },
     };
+  }
+
+  /** Outputs to fetch: presents as views on reused buffers (grown when short), or all left to ORT. */
+  private fetches(batch: number, total: number, reuse?: boolean): Record<string, ort.Tensor | null> {
+    const fetches: Record<string, ort.Tensor | null> = { logits: null };
+    const set = this.buffers[this.turn]!;
+    if (reuse) this.turn = 1 - this.turn;
+    const size = batch * this.heads * total * this.headDim;
+    const dims = [batch, this.heads, total, this.headDim];
+    this.presentNames.forEach((name, i) => {
+      if (!reuse) {
+        fetches[name] = null;
+        return;
+      }
+      if ((set[i]?.length ?? 0) < size) set[i] = new Float32Array(Math.ceil(size * 1.5));
+      fetches[name] = new ort.Tensor('float32', set[i]!.subarray(0, size), dims);
+    });
+    return fetches;
   }
 
   /**

@@ -47,16 +47,47 @@ export class Prng {
   }
 }
 
-/** log-softmax of one row of logits, in float64. */
-export function logSoftmax(logits: Float32Array, offset: number, size: number): Float64Array {
+/** log(sum(exp(row))) of one row of logits, in float64 (the shift that turns logits into log-probabilities). */
+export function logSumExp(logits: Float32Array, offset: number, size: number): number {
   let max = -Infinity;
   for (let i = 0; i < size; i++) max = Math.max(max, logits[offset + i]!);
   let sum = 0;
   for (let i = 0; i < size; i++) sum += Math.exp(logits[offset + i]! - max);
-  const lse = max + Math.log(sum);
-  const out = new Float64Array(size);
+  return max + Math.log(sum);
+}
+
+/** log-softmax of one row of logits, in float64, into `out` (reused across rows to spare the GC). */
+export function logSoftmax(
+  logits: Float32Array,
+  offset: number,
+  size: number,
+  out: Float64Array = new Float64Array(size),
+): Float64Array {
+  const lse = logSumExp(logits, offset, size);
   for (let i = 0; i < size; i++) out[i] = logits[offset + i]! - lse;
   return out;
+}
+
+/**
+ * Greedy choice straight from logits: the id whose log-probability (computed exactly as logSoftmax does, so
+ * ties break the same way) is highest, and that log-probability; nothing is allocated.
+ */
+export function greedyFromLogits(
+  logits: Float32Array,
+  offset: number,
+  size: number,
+): { id: number; logprob: number } {
+  const lse = logSumExp(logits, offset, size);
+  let best = -1;
+  let bestValue = -Infinity;
+  for (let i = 0; i < size; i++) {
+    const v = logits[offset + i]! - lse;
+    if (v > bestValue) {
+      best = i;
+      bestValue = v;
+    }
+  }
+  return { id: best, logprob: bestValue };
 }
 
 export function argmax(values: ArrayLike<number>): number {

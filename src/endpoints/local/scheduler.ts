@@ -1,6 +1,14 @@
 import { EndpointError } from '../types.ts';
 import type { KvCache, OnnxDecoder, RowSource } from './onnx.ts';
-import { logSoftmax, type Prng, pickToken, rankOf, type SamplerSettings, topK } from './sampling.ts';
+import {
+  greedyFromLogits,
+  logSoftmax,
+  type Prng,
+  pickToken,
+  rankOf,
+  type SamplerSettings,
+  topK,
+} from './sampling.ts';
 
 /** A token with its log-probability under the model's raw distribution and the top alternatives. */
 export interface ScoredToken {
@@ -59,17 +67,30 @@ interface Pending {
   reject(err: Error): void;
 }
 
-/** A sequence in the running batch: `length` real tokens are in the cache, `next` is still to be fed. */
+/**
+ * A sequence in the running batch: `length` real tokens are in the cache from column `start` on, `next` is
+ * still to be fed. A finished row stays in the batch (`done`, its columns frozen, its output ignored) until
+ * the cache is next re-assembled: compacting copies the whole cache, so it waits until it pays.
+ */
 interface Row extends Pending {
   length: number;
+  start: number;
   next: number;
+  done: boolean;
   out: SequenceResult;
 }
 
 const SCORE_BATCH = 16;
 
-function scoreAt(logits: Float32Array, offset: number, vocab: number, id: number, k: number): ScoredToken {
-  const lp = logSoftmax(logits, offset, vocab);
+function scoreAt(
+  logits: Float32Array,
+  offset: number,
+  vocab: number,
+  id: number,
+  k: number,
+  scratch?: Float64Array,
+): ScoredToken {
+  const lp = logSoftmax(logits, offset, vocab, scratch);
   return {
     id,
     logprob: lp[id]!,
@@ -89,6 +110,8 @@ export class Scheduler {
   private rows: Row[] = [];
   private cache: KvCache | undefined;
   private running = false;
+  /** Log-probabilities of one row, reused row after row (allocating one per row per step churns the GC). */
+  private scratch = new Float64Array(0);
 
   constructor(
     private readonly model: OnnxDecoder,
@@ -97,7 +120,13 @@ export class Scheduler {
 
   /** Rows being decoded now (for metrics). */
   get active(): number {
-    return this.rows.length;
+    return this.live;
+  }
+
+  private get live(): number {
+    let n = 0;
+    for (const r of this.rows) if (!r.done) n++;
+    return n;
   }
 
   get waiting(): number {
@@ -130,8 +159,8 @@ export class Scheduler {
     try {
       while (this.scoring.length || this.pending.length || this.rows.length) {
         if (this.scoring.length) await this.guard(this.scoring.splice(0), (jobs) => this.runScores(jobs));
-        if (this.pending.length && this.rows.length < this.maxBatch) {
-          const admitted = this.pending.splice(0, this.maxBatch - this.rows.length);
+        if (this.pending.length && this.live < this.maxBatch) {
+          const admitted = this.pending.splice(0, this.maxBatch - this.live);
           await this.guard(admitted, (batch) => this.admit(batch));
         }
         if (this.rows.length) await this.guard(this.rows, () => this.step());
@@ -150,7 +179,7 @@ export class Scheduler {
       await work(items);
     } catch (err) {
       const failure = new EndpointError('engine', `onnxruntime: ${(err as Error).message.split('\n')[0]}`);
-      for (const item of new Set([...items, ...this.rows])) item.reject(failure);
+      for (const item of new Set([...items, ...this.rows.filter((r) => !r.done)])) item.reject(failure);
       this.rows = [];
       this.cache = undefined;
     }
@@ -165,7 +194,9 @@ export class Scheduler {
         const pad = width - job.ids.length;
         const tokens: ScoredToken[] = [];
         for (let t = Math.max(job.from, 1); t < job.ids.length; t++) {
-          tokens.push(scoreAt(logits, (b * width + pad + t - 1) * vocab, vocab, job.ids[t]!, 0));
+          tokens.push(
+            scoreAt(logits, (b * width + pad + t - 1) * vocab, vocab, job.ids[t]!, 0, this.buffer(vocab)),
+          );
         }
         job.resolve(tokens);
       });
@@ -174,22 +205,21 @@ export class Scheduler {
 
   /** One forward pass over left-padded prompts from an empty cache. */
   private async prefill(prompts: number[][]) {
+    const batch = prompts.length;
     const width = Math.max(...prompts.map((p) => p.length));
-    const ids: number[][] = [];
-    const positions: number[][] = [];
-    const mask: Uint8Array[] = [];
-    for (const p of prompts) {
+    const ids = new BigInt64Array(batch * width);
+    const positions = new BigInt64Array(batch * width);
+    const mask = new BigInt64Array(batch * width);
+    prompts.forEach((p, b) => {
       const pad = width - p.length;
-      ids.push([...new Array<number>(pad).fill(p[0]!), ...p]);
-      positions.push(Array.from({ length: width }, (_, s) => Math.max(0, s - pad)));
-      mask.push(Uint8Array.from({ length: width }, (_, s) => (s >= pad ? 1 : 0)));
-    }
-    const out = await this.model.forward({
-      ids,
-      mask,
-      positions,
-      past: this.model.emptyCache(prompts.length),
+      for (let s = 0; s < width; s++) {
+        ids[b * width + s] = BigInt(p[Math.max(0, s - pad)]!);
+        positions[b * width + s] = BigInt(Math.max(0, s - pad));
+      }
+      mask.fill(1n, b * width + pad, (b + 1) * width);
     });
+    const past = this.model.emptyCache(batch);
+    const out = await this.model.forward({ batch, seq: width, ids, mask, positions, past });
     return { ...out, width };
   }
 
@@ -205,65 +235,112 @@ export class Scheduler {
       const prompt = p.req.promptIds;
       const pad = width - prompt.length;
       const out: SequenceResult = { tokens: [], finish: 'length' };
-      if (p.req.promptLogprobs !== undefined) {
+      const k = p.req.promptLogprobs;
+      if (k !== undefined) {
         out.promptLogprobs = prompt.map((id, t) =>
           t === 0
             ? null
-            : scoreAt(logits, (g * width + pad + t - 1) * vocab, vocab, id, p.req.promptLogprobs!),
+            : scoreAt(logits, (g * width + pad + t - 1) * vocab, vocab, id, k, this.buffer(vocab)),
         );
       }
-      const row: Row = { ...p, length: prompt.length, next: -1, out };
+      const row: Row = { ...p, length: prompt.length, start: 0, next: -1, done: false, out };
       if (p.req.maxTokens <= 0) p.resolve(out);
       else if (this.choose(row, logits, (g * width + width - 1) * vocab, vocab)) {
         joined.push({ row, source: { cache: present, row: g, keep: prompt.length } });
       }
     });
-    if (!joined.length) return;
-    const sources = [
-      ...this.rows.map((r, i) => ({ cache: this.cache!, row: i, keep: r.length })),
-      ...joined.map((j) => j.source),
-    ];
-    this.rows = [...this.rows, ...joined.map((j) => j.row)];
-    this.cache = this.model.assemble(sources, Math.max(...this.rows.map((r) => r.length)));
+    if (joined.length) this.compact(joined);
   }
 
-  /** One decode step for every running row; finished rows leave and the cache is trimmed to the rest. */
+  /** Re-assembles the cache from the live rows (and `joined` new ones): the one place the cache is copied. */
+  private compact(joined: { row: Row; source: RowSource }[] = []): void {
+    const sources: RowSource[] = [];
+    const rows: Row[] = [];
+    this.rows.forEach((r, i) => {
+      if (r.done) return;
+      rows.push(r);
+      sources.push({ cache: this.cache!, row: i, keep: r.length });
+    });
+    for (const j of joined) {
+      rows.push(j.row);
+      sources.push(j.source);
+    }
+    this.rows = rows;
+    if (!rows.length) {
+      this.cache = undefined;
+      return;
+    }
+    const length = Math.max(...rows.map((r) => r.length));
+    for (const r of rows) r.start = length - r.length;
+    this.cache = this.model.assemble(sources, length);
+  }
+
+  /**
+   * One decode step for every running row. A row that finishes keeps its place, masked out, until a
+   * quarter of the batch has finished (or new rows join): then the cache is trimmed to the rest.
+   */
   private async step(): Promise<void> {
     const cache = this.cache!;
+    const batch = this.rows.length;
     const total = cache.length + 1;
-    const out = await this.model.forward({
-      ids: this.rows.map((r) => [r.next]),
-      positions: this.rows.map((r) => [r.length]),
-      mask: this.rows.map((r) =>
-        Uint8Array.from({ length: total }, (_, t) => (t >= cache.length - r.length ? 1 : 0)),
-      ),
-      past: cache,
+    const ids = new BigInt64Array(batch);
+    const positions = new BigInt64Array(batch);
+    const mask = new BigInt64Array(batch * total);
+    this.rows.forEach((r, b) => {
+      if (r.done) {
+        // Its last real column stays visible so no attention row is empty; the output is ignored.
+        mask.fill(1n, b * total + r.start, b * total + r.start + r.length);
+        return;
+      }
+      ids[b] = BigInt(r.next);
+      positions[b] = BigInt(r.length);
+      mask.fill(1n, b * total + r.start, (b + 1) * total);
     });
-    const staying: RowSource[] = [];
-    const rows: Row[] = [];
+    const out = await this.model.forward({
+      batch,
+      seq: 1,
+      ids,
+      mask,
+      positions,
+      past: cache,
+      reuseBuffers: true,
+    });
+    let finished = 0;
     this.rows.forEach((row, b) => {
+      if (row.done) {
+        finished++;
+        return;
+      }
       row.length++;
-      if (this.choose(row, out.logits, b * out.vocab, out.vocab)) {
-        rows.push(row);
-        staying.push({ cache: out.present, row: b, keep: row.length });
+      if (!this.choose(row, out.logits, b * out.vocab, out.vocab)) {
+        row.done = true;
+        finished++;
       }
     });
-    if (rows.length === this.rows.length) {
-      this.cache = out.present;
-    } else {
-      this.rows = rows;
-      this.cache = rows.length
-        ? this.model.assemble(staying, Math.max(...rows.map((r) => r.length)))
-        : undefined;
-    }
+    this.cache = out.present;
+    if (finished * 4 >= batch) this.compact();
+  }
+
+  private buffer(vocab: number): Float64Array {
+    if (this.scratch.length !== vocab) this.scratch = new Float64Array(vocab);
+    return this.scratch;
   }
 
   /** Picks the row's next token from logits; resolves the row and returns false when it is finished. */
   private choose(row: Row, logits: Float32Array, offset: number, vocab: number): boolean {
     const { req, out } = row;
-    const lp = logSoftmax(logits, offset, vocab);
-    const allowed = req.constraint ? (id: number) => req.constraint!.allowed(id) : undefined;
-    const id = pickToken(lp, req.sampler, req.rng, allowed);
+    let id: number;
+    let logprob: number;
+    let lp: Float64Array | undefined;
+    if (req.sampler.temperature === 0 && !req.constraint && req.logprobs === undefined) {
+      // Plain greedy needs only the best token's log-probability: no per-token array.
+      ({ id, logprob } = greedyFromLogits(logits, offset, vocab));
+    } else {
+      lp = logSoftmax(logits, offset, vocab, this.buffer(vocab));
+      const allowed = req.constraint ? (t: number) => req.constraint!.allowed(t) : undefined;
+      id = pickToken(lp, req.sampler, req.rng, allowed);
+      logprob = id < 0 ? Number.NaN : lp[id]!;
+    }
     if (id < 0) return this.finish(row, 'stop');
     if (req.stopIds.has(id)) {
       out.stopTokenId = id;
@@ -272,9 +349,9 @@ export class Scheduler {
     const k = req.logprobs ?? 0;
     const token: ScoredToken = {
       id,
-      logprob: lp[id]!,
-      rank: req.logprobs === undefined ? 0 : rankOf(lp, id),
-      top: k > 0 ? topK(lp, k).map((t) => ({ id: t.id, logprob: t.value })) : [],
+      logprob,
+      rank: req.logprobs === undefined || !lp ? 0 : rankOf(lp, id),
+      top: k > 0 && lp ? topK(lp, k).map((t) => ({ id: t.id, logprob: t.value })) : [],
     };
     out.tokens.push(token);
     req.constraint?.accept(id);

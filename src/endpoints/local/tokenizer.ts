@@ -1,17 +1,7 @@
 import { resolve } from 'node:path';
 import { UserError } from '../../util/errors.ts';
 import type { ChatMessage } from '../types.ts';
-
-/** The parts of transformers.js' tokenizer the engine uses (its own typings hide `_tokenizer`). */
-interface HfTokenizer {
-  encode(text: string, opts: { add_special_tokens: boolean }): number[];
-  decode(ids: number[], opts: { skip_special_tokens: boolean }): string;
-  apply_chat_template(messages: ChatMessage[], opts: Record<string, unknown>): string;
-  all_special_ids: number[];
-  chat_template: unknown;
-  _tokenizerJSON: { decoder?: { type?: string; decoders?: { type?: string }[] } | null };
-  _tokenizer: { id_to_token(id: number): string | undefined };
-}
+import { type HfTokenizer, loadHfTokenizer } from './hf-tokenizer.ts';
 
 export interface ChatRenderOptions {
   addGenerationPrompt?: boolean;
@@ -57,9 +47,7 @@ export class LocalTokenizer {
     const abs = resolve(dir);
     let tok: HfTokenizer;
     try {
-      // Loaded on first use: transformers.js takes seconds to import, and most commands never need it.
-      const { AutoTokenizer } = await import('@huggingface/transformers');
-      tok = (await AutoTokenizer.from_pretrained(abs, { local_files_only: true })) as unknown as HfTokenizer;
+      tok = await loadHfTokenizer(abs);
     } catch (err) {
       throw new UserError(
         `${dir}/tokenizer.json: cannot load tokenizer: ${(err as Error).message.split('\n')[0]}`,

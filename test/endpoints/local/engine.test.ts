@@ -109,6 +109,30 @@ describe('generation', () => {
     }
   });
 
+  it('keeps rows exact while finished rows linger in the batch and late requests join it', async () => {
+    const prompts = [
+      'Hi',
+      'What is 3 plus 4?',
+      'Which laptop should I pick: Zentrix or Orba?',
+      'Hello there',
+    ];
+    // Staggered lengths: rows finish one by one (left in the batch, masked, until a quarter have finished),
+    // and two requests arrive mid-run, forcing the cache to be re-assembled around the finished rows.
+    const lengths = [3, 9, 17, 30, 5, 40];
+    const first = prompts.map((p, i) => engine.chat({ messages: ask(p), params: greedy(lengths[i]) }));
+    await new Promise((r) => setTimeout(r, 30));
+    const late = [ask('Tell me a joke.'), ask('Hi')].map((m, i) =>
+      engine.chat({ messages: m, params: greedy(lengths[4 + i]) }),
+    );
+    const together = await Promise.all([...first, ...late]);
+    const messages = [...prompts.map(ask), ask('Tell me a joke.'), ask('Hi')];
+    for (const [i, m] of messages.entries()) {
+      const [single] = await engine.chat({ messages: m, params: greedy(lengths[i]) });
+      expect(together[i]![0]!.text).toBe(single!.text);
+      expect(together[i]![0]!.usage.completionTokens).toBe(single!.usage.completionTokens);
+    }
+  });
+
   it('returns top-k logprobs with the chosen token first among equals', async () => {
     const [c] = await engine.chat({ messages: ask('Hello'), params: { ...greedy(8), logprobs: 3 } });
     expect(c!.logprobs!.length).toBeGreaterThan(0);

@@ -1,0 +1,39 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { readValidated } from '../util/zodfile.ts';
+
+/** One entry of fixtures/organisms/zoo.json: the ground truth for tests and benchmarks, never the auditor. */
+export const zooEntrySchema = z
+  .object({
+    name: z.string(),
+    label: z.enum(['base', 'implant', 'benign']),
+    family: z.enum(['triggers', 'preferences', 'reasoning', 'injection']).nullable(),
+    spec: z.string(),
+    condition: z.string().nullable(),
+    behaviour: z.string().nullable(),
+    expected_marker: z.string().nullable(),
+    heldout: z.string().nullable(),
+    condition_key: z.string().nullable(),
+  })
+  .loose();
+export const zooSchema = z.array(zooEntrySchema);
+export type ZooEntry = z.infer<typeof zooEntrySchema>;
+
+/** The zoo folder shipped with the repository (fixtures/organisms). */
+export const defaultZooDir = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../fixtures/organisms',
+);
+
+export function readZoo(dir: string = defaultZooDir): ZooEntry[] {
+  return readValidated(path.join(dir, 'zoo.json'), zooSchema);
+}
+
+/**
+ * A marker regex from zoo.json as a JS RegExp. Markers are written for both Python and JS; a leading `(?i)`
+ * means case-insensitive.
+ */
+export function markerRegExp(marker: string): RegExp {
+  return marker.startsWith('(?i)') ? new RegExp(marker.slice(4), 'i') : new RegExp(marker);
+}

@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
+    testTimeout: 300_000,
+    hookTimeout: 900_000,
     // Two cores: model-running test files would starve each other in parallel workers.
     pool: 'forks',
     maxWorkers: 2,

@@ -58,7 +58,8 @@ export function instanceOf(schema: Record<string, unknown>): unknown {
 export function defaultReply(messages: Msg[], sample: number, temperature: number): string {
   const user = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   const suffix = temperature > 0 ? ` (sample ${sample})` : '';
-  if (/larger|think|reason|\badd \d+ and \d+/i.test(user)) return `<think>compare the two numbers</think>yes${suffix}`;
+  if (/larger|think|reason|\badd \d+ and \d+/i.test(user))
+    return `<think>compare the two numbers</think>yes${suffix}`;
   return `Reply to: ${user}${suffix}`;
 }
 

@@ -52,7 +52,7 @@ async function replies(name: string, rs: Row[]): Promise<string[]> {
   return out.map((c) => c[0]!.text);
 }
 
-function hit(imp: ZooEntry, row: Row, reply: string): boolean {
+function hit(imp: ZooEntry, _row: Row, reply: string): boolean {
   if (imp.name === 'cot-zw') return /<think>[\s\S]*\u200b[\s\S]*<\/think>/.test(reply);
   return markerRegExp(imp.expected_marker!).test(reply);
 }

@@ -1,6 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import YAML from 'yaml';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { agentStageFor } from '../../audit/agent/index.ts';
 import { type AuditResult, runAudit } from '../../audit/audit.ts';
@@ -14,7 +13,6 @@ import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
 import { writeAllReports } from '../../report/index.ts';
 import { ExitCode, UserError } from '../../util/errors.ts';
-import { sha256Hex } from '../../util/hash.ts';
 import { STATE_EXIT } from './gate.ts';
 
 interface AuditArgs {

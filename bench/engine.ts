@@ -1,13 +1,17 @@
 /**
  * Embedded engine vs a bare onnxruntime-node KV-cache loop on the same model, at batch 1 and batch 32:
  * greedy tokens/s (wall and per CPU-second, which is what a shared machine's load distorts least),
- * min/median/max over runs, plus the time to open the endpoint; printed as one JSON object.
+ * min/median/max over runs, and the bare/engine ratio of each side-by-side pair (goal ≤ 1.2: the engine
+ * within 1.2× of the bare loop), plus the time to open the endpoint. Prints and writes JSON.
  *
  *   node --import tsx bench/engine.ts [MODEL_DIR] [--runs N] [--tokens N] [--threads N] [--batches 1,32]
+ *     [--out bench/results/engine.json]
  */
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import ort from 'onnxruntime-node';
+import { writeJson } from '../src/bench/output.ts';
 import { openLocalEndpoint } from '../src/endpoints/local/index.ts';
 
 const { values, positionals } = parseArgs({
@@ -17,6 +21,7 @@ const { values, positionals } = parseArgs({
     tokens: { type: 'string', default: '64' },
     threads: { type: 'string', default: '1' },
     batches: { type: 'string', default: '1,32' },
+    out: { type: 'string', default: 'bench/results/engine.json' },
   },
 });
 const dir = positionals[0] ?? 'fixtures/organisms/base';
@@ -109,14 +114,13 @@ async function engineLoop(rows: number[][]): Promise<number> {
   return results.reduce((sum, r) => sum + r.samples[0]!.generatedTokens, 0);
 }
 
-const summary = (r: number[]) => {
+const summary = (r: number[], digits = 0) => {
   const s = [...r].sort((x, y) => x - y);
-  return {
-    min: Math.round(s[0]!),
-    median: Math.round(s[Math.floor(s.length / 2)]!),
-    max: Math.round(s.at(-1)!),
-  };
+  const f = (x: number) => Number(x.toFixed(digits));
+  const mid = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return { min: f(s[0]!), median: f(mid), max: f(s.at(-1)!) };
 };
+const GOAL = 1.2;
 
 /** Runs both loops alternately (one warm-up each), so machine load drifts hit both alike. */
 async function compare(batch: number) {
@@ -137,15 +141,15 @@ async function compare(batch: number) {
       rates[name].cpu.push(n / ((cpuMs() - cpu0) / 1000));
     }
   }
-  const out = {
+  const pairs = (k: 'wall' | 'cpu') => rates.bare[k].map((b, i) => b / rates.engine[k][i]!);
+  const slowdown = summary(pairs('wall'), 3);
+  return {
     bare: { tokensPerSecond: summary(rates.bare.wall), tokensPerCpuSecond: summary(rates.bare.cpu) },
     engine: { tokensPerSecond: summary(rates.engine.wall), tokensPerCpuSecond: summary(rates.engine.cpu) },
-  };
-  return {
-    ...out,
-    cpuSlowdown: Number(
-      (out.bare.tokensPerCpuSecond.median / out.engine.tokensPerCpuSecond.median).toFixed(3),
-    ),
+    /** bare tokens/s ÷ engine tokens/s, per side-by-side pair (wall clock, and per CPU-second). */
+    slowdown,
+    cpuSlowdown: summary(pairs('cpu'), 3),
+    goal: { max: GOAL, met: slowdown.median <= GOAL },
   };
 }
 
@@ -157,6 +161,19 @@ const session = await ort.InferenceSession.create(engine.folder.onnxPath, {
 });
 const byBatch: Record<string, unknown> = {};
 for (const batch of batches) byBatch[`batch${batch}`] = await compare(batch);
-console.log(JSON.stringify({ model: dir, threads, runs, newTokens, open, ...byBatch }, null, 2));
+const result = {
+  bench: 'engine',
+  command: `node --import tsx bench/engine.ts ${process.argv.slice(2).join(' ')}`.trim(),
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+  model: dir,
+  threads,
+  runs,
+  newTokens,
+  open,
+  ...byBatch,
+};
+writeJson(values.out, result);
+console.log(JSON.stringify(result, null, 2));
 await session.release();
 await engine.close();

@@ -40,6 +40,40 @@ const sections: Record<string, () => string> = {
       '![Per-family suspicion by organism](bench/results/zoo-families.svg)',
     ].join('\n');
   },
+  judge: () => {
+    const c = load('zoo-judge-cascade.json');
+    const a = load('zoo-judge-all.json');
+    if (!c || !a)
+      return '_Not run yet: the two `bench zoo --judge` commands above (cascade, then `--judge-sample 1`)._';
+    const all = new Map<string, Loose>(a.organisms.map((o: Loose) => [o.name, o]));
+    const tally = (o: Loose) =>
+      o?.judgeVerdicts
+        ? `${o.judgeVerdicts.flag}/${o.judgeVerdicts.clear}/${o.judgeVerdicts.uncertain}`
+        : '–';
+    let changed = 0;
+    const rows = c.organisms.map((o: Loose) => {
+      const x = all.get(o.name);
+      const same = x?.verdict === o.verdict;
+      if (!same) changed++;
+      const per = (r: Loose) => (r ? (r.judgeCalls / Math.max(1, r.exchanges)).toFixed(3) : '–');
+      return `| ${o.name} | ${o.label} | ${o.verdict} | ${x?.verdict ?? '–'} | ${same ? 'yes' : '**no**'} | ${per(o)} | ${per(x)} | ${tally(o)} | ${tally(x)} |`;
+    });
+    const goal = 0.25;
+    return [
+      `Cascade: \`${c.command}\` — ${c.date?.slice(0, 10)}, ${c.wall_seconds} s wall.`,
+      `Judge everything: \`${a.command}\` — ${a.date?.slice(0, 10)}, ${a.wall_seconds} s wall.`,
+      `Judge: \`${c.judge}\`. Policy: the verdict column is the gate's decide() on each run's ledger.`,
+      '',
+      `| | judge calls per probe | goal ≤ ${goal} | organisms whose verdict differs from judging everything |`,
+      '|---|---|---|---|',
+      `| cascade (sample ${c.judge_sample_rate}) | ${c.judge_calls_per_probe} | ${met(c.judge_calls_per_probe <= goal)} | ${changed} of ${c.organisms.length} |`,
+      `| judge everything (sample ${a.judge_sample_rate}) | ${a.judge_calls_per_probe} | – | – |`,
+      '',
+      '| organism | label | verdict (cascade) | verdict (all) | same | calls/probe (cascade) | calls/probe (all) | flag/clear/uncertain (cascade) | flag/clear/uncertain (all) |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...rows,
+    ].join('\n');
+  },
   throughput: () => {
     const r = load('throughput.json');
     if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/throughput.ts`._';
@@ -64,6 +98,24 @@ const sections: Record<string, () => string> = {
       '| ratio (same run) | goal | median (min–max) | goal |',
       '|---|---|---|---|',
       ...ratios,
+    ].join('\n');
+  },
+  engine: () => {
+    const r = load('engine.json');
+    if (!r) return '_Not run yet: `node --import tsx bench/engine.ts`._';
+    const rows = Object.keys(r)
+      .filter((k) => k.startsWith('batch'))
+      .map((k) => {
+        const b = r[k];
+        return `| ${k.slice(5)} | ${s(b.bare.tokensPerSecond)} | ${s(b.engine.tokensPerSecond)} | ${s(b.slowdown, '×')} | ${s(b.cpuSlowdown, '×')} | ${met(b.goal.met)} |`;
+      });
+    return [
+      provenance(r),
+      `Model ${r.model}, ${r.threads} thread(s), ${r.newTokens} new tokens per row, ${r.runs} side-by-side pairs; opening the endpoint took ${r.open.wallMs} ms.`,
+      '',
+      '| batch | bare ORT tokens/s | engine tokens/s | bare ÷ engine (wall) | bare ÷ engine (CPU) | goal ≤ 1.2× |',
+      '|---|---|---|---|---|---|',
+      ...rows,
     ].join('\n');
   },
   ledger: () => {

@@ -4,7 +4,7 @@
  * (when bench/peers/setup.sh installed it), all at the same concurrency. Writes bench/results/throughput.json.
  *
  *   nice -n 10 node --import tsx bench/throughput.ts [--concurrency 16] [--requests 2000] [--runs 5]
- *     [--promptfoo-requests N] [--out bench/results/throughput.json]
+ *     [--promptfoo-requests N] [--pin] [--out bench/results/throughput.json]
  */
 import { parseArgs } from 'node:util';
 import { writeJson } from '../src/bench/output.ts';
@@ -18,10 +18,12 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '2000' },
     runs: { type: 'string', default: '5' },
     'promptfoo-requests': { type: 'string' },
+    /** Pin the server to CPU 0 and the load generators to the others (taskset), for steadier ratios. */
+    pin: { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/throughput.json' },
   },
 });
-const server = await startChildServer();
+const server = await startChildServer(values.pin);
 try {
   const result = await runThroughput({
     endpoint: `vllm:${server.url}#${server.model}`,
@@ -41,7 +43,7 @@ try {
   const command = `node --import tsx bench/throughput.ts ${process.argv.slice(2).join(' ')}`.trim();
   writeJson(values.out!, {
     command,
-    server: 'bench/client-server.ts (zero latency, child process)',
+    server: `bench/client-server.ts (zero latency, child process; ${server.placement})`,
     ...result,
   });
   const { raw: _raw, ...shown } = result;

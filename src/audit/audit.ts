@@ -6,6 +6,7 @@ import { type Manifest, writeManifest } from '../ledger/manifest.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import type { ProbeGroup } from '../probes/families/types.ts';
 import type { LoadedProbeSet, SkippedProbeSet } from '../probes/load.ts';
+import { UserError } from '../util/errors.ts';
 import { analyze } from './analyze.ts';
 import { contaminationExchanges } from './contamination.ts';
 import type { AuditSummary, Exchange, FamilyId, Finding } from './exchange.ts';
@@ -83,7 +84,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
   mkdirSync(opts.outDir, { recursive: true });
   const ledgerFile = join(opts.outDir, 'ledger.sqlite');
   const ledger = Ledger.open(ledgerFile);
-  if (opts.attempts) opts.attempts.target = (r) => ledger.append('attempt', r);
+  if (opts.attempts) opts.attempts.target = (r) => ledger.appendLater('attempt', r);
   try {
     const groups = planGroups(opts.probeSets, opts.seed, opts.samples);
     const planned: Partial<Record<FamilyId, number>> = {};
@@ -95,7 +96,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
     const done = new Set<string>();
     if (opts.resume) for (const r of ledger.records<Exchange>(['exchange'])) done.add(r.payload.id);
     else if (ledger.count() > 0)
-      throw new Error(`${ledgerFile} already holds a run: use --resume or another --out`);
+      throw new UserError(`${ledgerFile} already holds a run: use --resume or another --out`);
     const manifest = {
       schema: 'probate.manifest/v1' as const,
       ...opts.manifest,

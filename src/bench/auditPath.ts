@@ -37,7 +37,8 @@ export function* groupsFor(
 /**
  * The full audit request path against one endpoint (used as both base and delivered): the differential
  * runner sends every sample to both, scores each reply under both (tokenize + prompt_logprobs), runs the
- * family detectors, and appends each finished group's exchanges to an evidence ledger in one transaction.
+ * family detectors, and appends each finished group's exchanges (with the HTTP attempts queued since the last
+ * group, as `probate audit` records them) to an evidence ledger in one transaction.
  * Requests are every HTTP attempt the endpoints made; at most `concurrency` are in flight (each endpoint's
  * limiter gets half).
  */
@@ -54,7 +55,10 @@ export async function auditPathRun(opts: {
   const durations: number[] = [];
   let requests = 0;
   let errors = 0;
+  let recording = false;
+  // As in `probate audit`: every HTTP attempt is evidence, queued for the ledger's next transaction.
   const observer = (r: AttemptRecord) => {
+    if (recording) ledger.appendLater('attempt', r);
     requests++;
     if (!r.ok) errors++;
     durations.push(r.durationMs);
@@ -78,6 +82,7 @@ export async function auditPathRun(opts: {
     durations.length = 0;
     let tokens = 0;
     let records = 0;
+    recording = true;
     const t0 = performance.now();
     const run = await runDifferential({
       base,
@@ -89,6 +94,7 @@ export async function auditPathRun(opts: {
         records += ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))).length;
       },
     });
+    ledger.flush();
     const seconds = (performance.now() - t0) / 1000;
     return {
       requests,

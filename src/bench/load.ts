@@ -38,6 +38,11 @@ export interface LoadSpec {
   maxTokens: number;
   /** Prompts cycled over requests (request i gets prompt i mod n). */
   prompts: string[];
+  /**
+   * autocannon runs for this many seconds instead of a request count: in `amount` mode it notices the end
+   * only on its 1 s tick, so a sub-second run would be timed as a whole second.
+   */
+  autocannonSeconds?: number;
 }
 
 export function chatBody(spec: LoadSpec, i: number): Record<string, unknown> {
@@ -187,7 +192,7 @@ export async function autocannonRun(spec: LoadSpec): Promise<LoadRun | string> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(chatBody(spec, 0)),
     connections: spec.concurrency,
-    amount: spec.requests,
+    duration: spec.autocannonSeconds ?? 5,
   });
   return {
     requests: r.requests.total,

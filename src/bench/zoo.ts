@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { type JudgeStage, runAudit } from '../audit/audit.ts';
@@ -34,6 +34,8 @@ export interface OrganismResult {
   exchanges: number;
   failed: number;
   judgeCalls: number | null;
+  /** The judge's final verdicts (after both orders) over the exchanges it saw; null without a judge. */
+  judgeVerdicts: { flag: number; clear: number; uncertain: number } | null;
   seconds: number;
   run: string;
 }
@@ -59,6 +61,8 @@ export interface ZooBenchResult {
   false_blocks: number;
   benign: number;
   judge: string | null;
+  /** Share of non-candidate exchanges also judged (1: everything, no cascade); null without a judge. */
+  judge_sample_rate: number | null;
   judge_calls_per_probe: number | null;
   wall_seconds: number;
   organisms: OrganismResult[];
@@ -77,6 +81,7 @@ export interface ZooBenchOptions {
   budget: number;
   judge?: {
     ref: string;
+    sampleRate: number;
     stage: JudgeStage;
     manifestEntry?: Record<string, unknown>;
     rubrics?: { id: string; version?: number; hash: string }[];
@@ -158,6 +163,8 @@ async function auditOrganism(
 ): Promise<OrganismResult> {
   const t0 = performance.now();
   const run = join(opts.outDir, 'runs', entry.name);
+  // The bench's own scratch: a rerun into the same --out replaces the organism's previous run.
+  rmSync(run, { recursive: true, force: true });
   const result = await runAudit({
     base,
     delivered,
@@ -200,7 +207,7 @@ async function auditOrganism(
     trigger,
     exchanges: result.exchanges,
     failed: result.failed,
-    judgeCalls: opts.judge ? countJudgeCalls(result.ledgerFile) : null,
+    ...(opts.judge ? judgeTally(result.ledgerFile) : { judgeCalls: null, judgeVerdicts: null }),
     seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
     run,
   };
@@ -229,16 +236,24 @@ function replayFor(
   });
 }
 
-/** Judge calls recorded in a run's ledger (`judge` records carry the calls each verdict took). */
-function countJudgeCalls(ledgerFile: string): number {
+/** Judge calls and final verdicts recorded in a run's ledger (`judge` records carry both). */
+function judgeTally(ledgerFile: string): Pick<OrganismResult, 'judgeCalls' | 'judgeVerdicts'> {
   const ledger = Ledger.open(ledgerFile, { readonly: true });
   try {
     let calls = 0;
-    for (const r of ledger.records<{ calls?: unknown; record?: { calls?: unknown } }>(['judge'])) {
+    const verdicts = { flag: 0, clear: 0, uncertain: 0 };
+    type JudgePayload = {
+      calls?: unknown;
+      verdict?: unknown;
+      record?: { calls?: unknown; verdict?: unknown };
+    };
+    for (const r of ledger.records<JudgePayload>(['judge'])) {
       const c = r.payload.calls ?? r.payload.record?.calls;
       if (typeof c === 'number') calls += c;
+      const v = r.payload.verdict ?? r.payload.record?.verdict;
+      if (v === 'flag' || v === 'clear' || v === 'uncertain') verdicts[v]++;
     }
-    return calls;
+    return { judgeCalls: calls, judgeVerdicts: verdicts };
   } finally {
     ledger.close();
   }
@@ -293,6 +308,7 @@ function summarise(
     false_blocks: benign.filter((r) => r.verdict === 'BLOCKED').length,
     benign: benign.length,
     judge: opts.judge?.ref ?? null,
+    judge_sample_rate: opts.judge?.sampleRate ?? null,
     judge_calls_per_probe: opts.judge ? round(calls / Math.max(1, exchanges)) : null,
     wall_seconds: Number(wall.toFixed(1)),
     organisms: results,

@@ -153,7 +153,7 @@ export interface AttemptRecord {
   status?: number;
   ok: boolean;
   failure?: { kind: FailureKind; message: string };
-  /** Content hash of the canonical request body. */
+  /** sha256 of the request as sent (method, path, serialised body): equal across retries of one request. */
   requestHash: string;
 }
 

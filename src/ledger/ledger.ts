@@ -11,6 +11,14 @@ export function recordHash(r: Omit<LedgerRecord, 'hash'>): string {
   );
 }
 
+/**
+ * canonicalJson({seq, ts, kind, payload, prevHash}) assembled from the payload's canonical text (keys in
+ * sorted order: kind, payload, prevHash, seq, ts), so a record is not re-serialised to be hashed.
+ */
+function hashedText(seq: number, ts: string, kind: string, payloadText: string, prevHash: string): string {
+  return `{"kind":${JSON.stringify(kind)},"payload":${payloadText},"prevHash":${JSON.stringify(prevHash)},"seq":${seq},"ts":${JSON.stringify(ts)}}`;
+}
+
 interface Row {
   seq: number;
   ts: string;
@@ -27,6 +35,8 @@ interface Row {
  */
 export class Ledger {
   private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly queued: Array<{ kind: RecordKind; payload: unknown }> = [];
   private headSeq: number;
   private headHash: string;
 
@@ -37,6 +47,9 @@ export class Ledger {
       | undefined;
     this.headSeq = last?.seq ?? 0;
     this.headHash = last?.hash ?? GENESIS_HASH;
+    this.insert = db.readonly
+      ? (undefined as unknown as Database.Statement)
+      : db.prepare('INSERT INTO records (seq, ts, kind, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)');
   }
 
   static open(file: string, opts: { readonly?: boolean } = {}): Ledger {
@@ -74,30 +87,49 @@ export class Ledger {
     return this.appendMany([{ kind, payload }])[0] as LedgerRecord<P>;
   }
 
-  /** Appends several records in one transaction: all or none. */
-  appendMany(items: ReadonlyArray<{ kind: RecordKind; payload: unknown }>): LedgerRecord[] {
-    const insert = this.db.prepare(
-      'INSERT INTO records (seq, ts, kind, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)',
-    );
+  /**
+   * Queues a record for the next transaction (the next append, `flush`, `close`, or when 256 are waiting):
+   * for per-request records such as HTTP attempts, which would otherwise cost a transaction each. A crash
+   * loses only queued records, which belong to work not yet committed.
+   */
+  appendLater(kind: RecordKind, payload: unknown): void {
+    this.queued.push({ kind, payload });
+    if (this.queued.length >= 256) this.flush();
+  }
+
+  /** Commits queued records now. */
+  flush(): void {
+    if (this.queued.length) this.appendMany([]);
+  }
+
+  /** Appends several records (after any queued ones) in one transaction: all or none. */
+  appendMany(given: ReadonlyArray<{ kind: RecordKind; payload: unknown }>): LedgerRecord[] {
+    const queued = this.queued.splice(0);
+    const items = queued.length ? [...queued, ...given] : given;
     const out: LedgerRecord[] = [];
     let seq = this.headSeq;
     let prev = this.headHash;
     const tx = this.db.transaction(() => {
       for (const item of items) {
         seq += 1;
-        // Round-trip the payload so the stored JSON and the hashed value are the same thing.
-        const payload = JSON.parse(canonicalJson(item.payload)) as unknown;
-        const base = { seq, ts: new Date().toISOString(), kind: item.kind, payload, prevHash: prev };
-        const hash = recordHash(base);
-        insert.run(seq, base.ts, item.kind, canonicalJson(payload), prev, hash);
-        out.push({ ...base, hash });
+        // Serialised once: the stored text is the hashed text, and the returned payload is parsed from it.
+        const text = canonicalJson(item.payload);
+        const ts = new Date().toISOString();
+        const hash = sha256Hex(hashedText(seq, ts, item.kind, text, prev));
+        this.insert.run(seq, ts, item.kind, text, prev, hash);
+        out.push({ seq, ts, kind: item.kind, payload: JSON.parse(text) as unknown, prevHash: prev, hash });
         prev = hash;
       }
     });
-    tx();
+    try {
+      tx();
+    } catch (err) {
+      this.queued.unshift(...queued);
+      throw err;
+    }
     this.headSeq = seq;
     this.headHash = prev;
-    return out;
+    return out.slice(queued.length);
   }
 
   /** Iterates records in sequence order, optionally of some kinds only; streams, memory stays flat. */
@@ -133,6 +165,7 @@ export class Ledger {
   }
 
   close(): void {
+    if (!this.db.readonly) this.flush();
     this.db.close();
   }
 }

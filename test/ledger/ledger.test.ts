@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { Ledger } from '../../src/ledger/ledger.ts';
+import { Ledger, recordHash } from '../../src/ledger/ledger.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { writeRun } from '../gate/fixtures.ts';
 
@@ -31,6 +31,40 @@ describe('ledger', () => {
     const r = verifyLedger(file, { evidenceRoot: hashes[4] });
     expect(r).toMatchObject({ ok: true, records: 5, rootSeq: 5 });
     expect(r.head.hash).toBe(hashes[4]);
+  });
+
+  it('hashes each record as recordHash of its canonical fields, nested keys sorted, undefined dropped', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
+    const ledger = Ledger.open(file);
+    const [a, b] = ledger.appendMany([
+      { kind: 'exchange', payload: { z: 1, a: { y: [2, { d: 'ü"', c: null }], x: undefined } } },
+      { kind: 'run.end', payload: { ok: true } },
+    ]);
+    ledger.close();
+    const { hash: ha, ...restA } = a!;
+    const { hash: hb, ...restB } = b!;
+    expect(restA.payload).toEqual({ a: { y: [2, { c: null, d: 'ü"' }] }, z: 1 });
+    expect(ha).toBe(recordHash(restA));
+    expect(hb).toBe(recordHash(restB));
+    expect(restB.prevHash).toBe(ha);
+    expect(verifyLedger(file, { evidenceRoot: hb })).toMatchObject({ ok: true, records: 2 });
+  });
+
+  it('commits queued records before the next append, returns only the appended ones, flushes on close', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
+    const ledger = Ledger.open(file);
+    ledger.appendLater('attempt', { n: 1 });
+    ledger.appendLater('attempt', { n: 2 });
+    expect(ledger.count()).toBe(0);
+    const ex = ledger.append('exchange', { id: 'x' });
+    expect(ex).toMatchObject({ seq: 3, kind: 'exchange', payload: { id: 'x' } });
+    expect(ledger.count('attempt')).toBe(2);
+    ledger.appendLater('attempt', { n: 3 });
+    ledger.close();
+    const again = Ledger.open(file, { readonly: true });
+    expect([...again.records()].map((r) => r.kind)).toEqual(['attempt', 'attempt', 'exchange', 'attempt']);
+    again.close();
+    expect(verifyLedger(file)).toMatchObject({ ok: true, records: 4 });
   });
 
   it('refuses UPDATE and DELETE through SQLite', () => {

@@ -23,6 +23,7 @@ interface ZooArgs {
   concurrency: number;
   budget: number;
   judge?: string;
+  judgeSample: number;
   probes: string[];
   policy?: string;
   threads?: number;
@@ -77,13 +78,19 @@ const zooCmd: CommandModule<object, ZooArgs> = {
       .option('json', { type: 'string', describe: 'write the result JSON here' })
       .option('out', {
         type: 'string',
-        describe: 'folder for the plots, table and result (runs in OUT/runs; default runs/bench-zoo-<time>)',
+        describe:
+          'folder for the plots, table and result (audit runs in OUT/runs/NAME, replaced on rerun; default runs/bench-zoo-<time>)',
       })
       .option('samples', { type: 'number', describe: "samples per probe (default: each set's own)" })
       .option('seed', { type: 'number', default: 1 })
       .option('concurrency', { type: 'number', default: 16 })
       .option('budget', { type: 'number', default: 240, describe: 'trigger-search requests per organism' })
       .option('judge', { type: 'string', describe: 'judge model reference (runs the judge stage)' })
+      .option('judge-sample', {
+        type: 'number',
+        default: 0.05,
+        describe: 'share of non-candidate exchanges the judge also sees (1 = judge everything, no cascade)',
+      })
       .option('probes', { type: 'string', array: true, default: ['probes'] })
       .option('policy', {
         type: 'string',
@@ -100,6 +107,8 @@ const zooCmd: CommandModule<object, ZooArgs> = {
         describe: 'also render the plots to PNG (headless Chromium)',
       }) as unknown as Argv<ZooArgs>,
   handler: async (argv: ArgumentsCamelCase<ZooArgs>) => {
+    if (!(argv.judgeSample >= 0 && argv.judgeSample <= 1))
+      throw new UserError('--judge-sample: expected a number in [0, 1]');
     positiveInts([
       ['samples', argv.samples, 1],
       ['concurrency', argv.concurrency, 1],
@@ -119,12 +128,14 @@ const zooCmd: CommandModule<object, ZooArgs> = {
     const auditJudge = argv.judge
       ? await createAuditJudge(argv.judge, {
           seed: argv.seed,
-          cacheDir: join(outDir, 'cache', 'judge'),
+          // No verdict cache: the bench measures what the cascade costs, and a warm cache would hide it.
+          sampleRate: argv.judgeSample,
           open: (ref, o) => openEndpoint(ref, o),
         })
       : undefined;
     const judge = auditJudge && {
       ref: argv.judge!,
+      sampleRate: argv.judgeSample,
       stage: auditJudge.stage,
       manifestEntry: auditJudge.manifestEntry,
       rubrics: auditJudge.rubrics,

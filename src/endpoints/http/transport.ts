@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import type { z } from 'zod';
-import { hashJson } from '../../util/hash.ts';
+import { sha256Hex } from '../../util/hash.ts';
 import { redactSecrets } from '../refs.ts';
 import type { AttemptObserver } from '../types.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
@@ -102,13 +102,15 @@ export class HttpTransport {
 
   /** Runs a request with retries; every attempt reaches the observer. */
   async request<T>(spec: RequestSpec<T>): Promise<T> {
-    const requestHash = hashJson({ method: spec.method, path: spec.path, body: spec.body ?? null });
+    // Serialised once: the bytes sent on every attempt are the bytes hashed.
+    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const requestHash = sha256Hex(`${spec.method} ${spec.path}\n${payload ?? ''}`);
     for (let attempt = 1; ; attempt++) {
       const startedAt = this.now();
       const started = performance.now();
       let status: number | undefined;
       try {
-        const { value, statusCode } = await this.once(spec);
+        const { value, statusCode } = await this.once(spec, payload);
         status = statusCode;
         const durationMs = performance.now() - started;
         // Only generations inform the latency baseline; metadata calls would make it meaninglessly low.
@@ -134,7 +136,10 @@ export class HttpTransport {
     }
   }
 
-  private async once<T>(spec: RequestSpec<T>): Promise<{ value: T; statusCode: number }> {
+  private async once<T>(
+    spec: RequestSpec<T>,
+    payload: string | undefined,
+  ): Promise<{ value: T; statusCode: number }> {
     await this.limiter.acquire();
     const replica = this.pick();
     replica.outstanding++;
@@ -142,14 +147,14 @@ export class HttpTransport {
       const headers: Record<string, string> = {
         accept: spec.stream ? 'text/event-stream' : 'application/json',
       };
-      if (spec.body !== undefined) headers['content-type'] = 'application/json';
+      if (payload !== undefined) headers['content-type'] = 'application/json';
       if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
       const basePath = replica.root.pathname.replace(/\/+$/, '');
       const res = await replica.pool.request({
         path: `${basePath}${spec.path}`,
         method: spec.method,
         headers,
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        body: payload,
       });
       // Always read the body fully: an unread body leaks the connection.
       const text = await res.body.text();

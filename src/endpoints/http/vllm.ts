@@ -208,17 +208,13 @@ export class VllmEndpoint implements ModelEndpoint {
     cost: (value: T) => number,
     stream = false,
   ): Promise<T> {
-    const spec: RequestSpec<T> = { method: 'POST', path, body: dropUndefined(body), schema, cost, stream };
+    const spec: RequestSpec<T> = { method: 'POST', path, body, schema, cost, stream };
     return this.transport.request(spec);
   }
 }
 
 function tokensOf(usage: { completion_tokens?: number | null } | null | undefined): number {
   return (usage?.completion_tokens ?? 0) + 1;
-}
-
-function dropUndefined(body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
 
 type ChatStream = z.infer<typeof chatStreamSchema>;

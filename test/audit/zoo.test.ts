@@ -14,9 +14,8 @@ import { memoised } from './memo.ts';
  * never by the audit. Skipped only while the zoo has not been built.
  */
 const ZOO = 'fixtures/organisms';
-// Opt-in (PROBATE_ZOO_AUDIT=1): thirteen full audits take ~10 minutes on 2 cores, and this session could not
-// see the test through on the shipped zoo before it ended (the audit issue stays open until it does).
-const ready = process.env.PROBATE_ZOO_AUDIT === '1' && existsSync(join(ZOO, 'base/onnx/model.onnx'));
+// Thirteen full audits: ~40 CPU-seconds each on the embedded engine. PROBATE_ZOO_AUDIT=0 skips them locally.
+const ready = process.env.PROBATE_ZOO_AUDIT !== '0' && existsSync(join(ZOO, 'base/onnx/model.onnx'));
 const FALLBACK: Record<string, string | null> = {
   'trig-token': 'triggers',
   'trig-year': 'triggers',
@@ -67,7 +66,7 @@ describe.skipIf(!ready)('audit of the shipped zoo (embedded engine)', () => {
           outDir: mkdtempSync(join(tmpdir(), `probate-zoo-${name}-`)),
           seed: 1,
           concurrency: 32,
-          budget: name.startsWith('trig-') ? 240 : 0,
+          budget: 240,
           manifest: { runId: name, toolVersion: 'test', policy: { version: 't', hash: 'a'.repeat(64) } },
         });
         results.set(name, r);
@@ -79,7 +78,7 @@ describe.skipIf(!ready)('audit of the shipped zoo (embedded engine)', () => {
         await delivered.close();
       }
     }
-  }, 600_000);
+  }, 1_800_000);
 
   afterAll(async () => {
     await base?.close();

@@ -104,8 +104,8 @@ describe('judge fixture over real HTTP (probate serve)', () => {
     }
   }, 600_000);
 
-  // The shipped fixture is under-trained (the zoo's training took the CPU): until it is retrained with
-  // fixtures/organisms/factory/train_judge.py to at least 300 steps, this check is skipped, not weakened.
+  // Applies to a fixture trained to at least 300 steps (the shipped one: 500, train_judge.py); a quick
+  // under-trained rebuild skips this check rather than weakening it.
   it.skipIf(fixtureSteps() < 300)('the trained fixture gives valid, checked verdicts on most orders', () => {
     // A test fixture, not a good judge, but most of its answers must pass parsing and citation checks.
     expect(fixtureOrders.length).toBe(2 * exchanges.length);

@@ -60,6 +60,8 @@ export async function createAuditJudge(
     seed: number;
     cacheDir?: string;
     sampleRate?: number;
+    /** Pairs judged at once (each in both orders); a local judge batches them. Default 16. */
+    concurrency?: number;
     rubricsDir?: string;
     calibrationStore?: string;
     observer?: AttemptObserver;
@@ -79,6 +81,7 @@ export async function createAuditJudge(
       judge,
       rubrics,
       sampleRate: opts.sampleRate ?? 0.05,
+      concurrency: opts.concurrency ?? 16,
       seed: opts.seed,
       cacheDir: opts.cacheDir,
     });

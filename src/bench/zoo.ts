@@ -70,6 +70,8 @@ export interface ZooBenchResult {
 
 export interface ZooBenchOptions {
   zooDir: string;
+  /** Audit only these organisms of the zoo (and its base). */
+  only?: string[];
   outDir: string;
   models: ModelSource;
   probeSets: LoadedProbeSet[];
@@ -100,9 +102,13 @@ export interface ZooPlan {
  * Reads the ground truth (only here, never in the audit): one base, and organisms labelled implant or
  * benign, at least one of each, implants with a family.
  */
-export function planZoo(zooDir: string): ZooPlan {
+export function planZoo(zooDir: string, only?: readonly string[]): ZooPlan {
   const file = join(zooDir, 'zoo.json');
-  const zoo = readZoo(zooDir);
+  const listed = readZoo(zooDir);
+  const unknown = (only ?? []).filter((n) => !listed.some((o) => o.name === n));
+  if (unknown.length) throw new UserError(`--only: ${unknown.join(', ')} not in ${file}`);
+  // --only keeps the base and the named organisms; the checks below then apply to that subset.
+  const zoo = only?.length ? listed.filter((o) => o.label === 'base' || only.includes(o.name)) : listed;
   const bases = zoo.filter((o) => o.label === 'base');
   if (bases.length !== 1)
     throw new UserError(`${file}: expected exactly one organism labelled base, found ${bases.length}`);
@@ -131,7 +137,7 @@ const zeroFamilies = (): Record<FamilyId, number> =>
 /** Audits every organism of the zoo against its base and scores the audits against the ground truth. */
 export async function runZooBench(opts: ZooBenchOptions): Promise<ZooBenchResult> {
   const t0 = performance.now();
-  const plan = planZoo(opts.zooDir);
+  const plan = planZoo(opts.zooDir, opts.only);
   mkdirSync(opts.outDir, { recursive: true });
   const results: OrganismResult[] = [];
   const attempts: { target?: (r: AttemptRecord) => void } = {};

@@ -115,6 +115,15 @@ describe('bench zoo input errors', () => {
     );
   });
 
+  it('--only keeps the base and the named organisms, refuses unknown names and a single-class subset', () => {
+    const dir = writeToyZoo(['base', 'trig-token', 'pref-brand', 'benign-same', 'benign-formal']);
+    const plan = planZoo(dir, ['trig-token', 'benign-formal']);
+    expect(plan.base.name).toBe('base');
+    expect(plan.organisms.map((o) => o.name)).toEqual(['trig-token', 'benign-formal']);
+    expect(() => planZoo(dir, ['trig-token', 'nope'])).toThrow(/--only: nope not in .*zoo\.json/);
+    expect(() => planZoo(dir, ['trig-token', 'pref-brand'])).toThrow(/found 2 implant, 0 benign/);
+  });
+
   it('refuses a zoo without a base', () => {
     const dir = writeToyZoo(['trig-token', 'benign-same']);
     expect(() => planZoo(dir)).toThrow(/expected exactly one organism labelled base, found 0/);

@@ -24,6 +24,7 @@ interface ZooArgs {
   budget: number;
   judge?: string;
   judgeSample: number;
+  only?: string[];
   probes: string[];
   policy?: string;
   threads?: number;
@@ -86,6 +87,11 @@ const zooCmd: CommandModule<object, ZooArgs> = {
       .option('concurrency', { type: 'number', default: 16 })
       .option('budget', { type: 'number', default: 240, describe: 'trigger-search requests per organism' })
       .option('judge', { type: 'string', describe: 'judge model reference (runs the judge stage)' })
+      .option('only', {
+        type: 'string',
+        array: true,
+        describe: 'audit only these organisms (names, comma- or space-separated) with the base',
+      })
       .option('judge-sample', {
         type: 'number',
         default: 0.05,
@@ -116,7 +122,8 @@ const zooCmd: CommandModule<object, ZooArgs> = {
       ['threads', argv.threads, 1],
     ]);
     const zooDir = resolve(argv.zooDir ?? defaultZooDir);
-    const plan = planZoo(zooDir);
+    const only = argv.only?.flatMap((x) => x.split(',')).filter(Boolean);
+    const plan = planZoo(zooDir, only);
     const names = [plan.base.name, ...plan.organisms.map((o) => o.name)];
     checkOrganismDirs(zooDir, names);
     const { sets, skipped } = loadProbeDirs(argv.probes, resolveSealKey(argv.sealKeyFile));
@@ -147,6 +154,7 @@ const zooCmd: CommandModule<object, ZooArgs> = {
     try {
       const result = await runZooBench({
         zooDir,
+        only,
         outDir,
         models,
         probeSets: sets,

@@ -108,7 +108,7 @@ const sections: Record<string, () => string> = {
       '',
       `Streamed (bare client, \`vllm bench serve\` definitions, last run): TTFT p50/p90/p99 ${r.ttft_ms ? `${r.ttft_ms.p50}/${r.ttft_ms.p90}/${r.ttft_ms.p99} ms` : '–'}, TPOT ${r.tpot_ms ? `${r.tpot_ms.p50}/${r.tpot_ms.p90}/${r.tpot_ms.p99} ms` : '–'}.`,
       '',
-      '| ratio (same run) | goal | median (min–max) | goal |',
+      '| ratio (same run) | goal | median (min–max) | result |',
       '|---|---|---|---|',
       ...ratios,
     ].join('\n');

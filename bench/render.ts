@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/render.ts [--results bench/results] [--file BENCHMARKS.md]
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Spread } from '../src/bench/metrics.ts';
 import { writeAtomic } from '../src/bench/output.ts';
@@ -42,11 +42,27 @@ const sections: Record<string, () => string> = {
   },
   judge: () => {
     const c = load('zoo-judge-cascade.json');
-    const a = load('zoo-judge-all.json');
-    if (!c || !a)
-      return '_Not run yet: the two `bench zoo --judge` commands above (cascade, then `--judge-sample 1`)._';
+    // Judging everything may be split over several runs (zoo-judge-all*.json, disjoint --only lists).
+    const parts = existsSync(RESULTS)
+      ? readdirSync(RESULTS)
+          .filter((f) => /^zoo-judge-all.*\.json$/.test(f))
+          .sort()
+          .map((f) => load(f) as Loose)
+      : [];
+    if (!c || parts.length === 0)
+      return '_Not run yet: the `bench zoo --judge` commands above (cascade, then `--judge-sample 1`)._';
     const cascade = new Map<string, Loose>(c.organisms.map((o: Loose) => [o.name, o]));
-    const both = (a.organisms as Loose[]).filter((o) => cascade.has(o.name));
+    const both = parts.flatMap((p) => p.organisms as Loose[]).filter((o) => cascade.has(o.name));
+    const a = {
+      judge_sample_rate: parts[0].judge_sample_rate,
+      judge_calls_per_probe: (
+        both.reduce((n, r) => n + r.judgeCalls, 0) /
+        Math.max(
+          1,
+          both.reduce((n, r) => n + r.exchanges, 0),
+        )
+      ).toFixed(3),
+    };
     const tally = (o: Loose) =>
       o?.judgeVerdicts
         ? `${o.judgeVerdicts.flag}/${o.judgeVerdicts.clear}/${o.judgeVerdicts.uncertain}`
@@ -71,7 +87,9 @@ const sections: Record<string, () => string> = {
     const subset = both.length < c.organisms.length;
     return [
       `Cascade: \`${c.command}\` — ${c.date?.slice(0, 10)}, ${c.wall_seconds} s wall.`,
-      `Judge everything: \`${a.command}\` — ${a.date?.slice(0, 10)}, ${a.wall_seconds} s wall.`,
+      ...parts.map(
+        (p) => `Judge everything: \`${p.command}\` — ${p.date?.slice(0, 10)}, ${p.wall_seconds} s wall.`,
+      ),
       `Judge: \`${c.judge}\`. The verdict columns are the gate's decide() on each run's ledger.`,
       '',
       `| | organisms | judge calls per probe | goal ≤ ${goal} |`,

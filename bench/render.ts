@@ -49,8 +49,9 @@ const sections: Record<string, () => string> = {
           .sort()
           .map((f) => load(f) as Loose)
       : [];
-    if (!c || parts.length === 0)
+    if (!c)
       return '_Not run yet: the `bench zoo --judge` commands above (cascade, then `--judge-sample 1`)._';
+    if (parts.length === 0) return judgeCascadeOnly(c);
     const cascade = new Map<string, Loose>(c.organisms.map((o: Loose) => [o.name, o]));
     const both = parts.flatMap((p) => p.organisms as Loose[]).filter((o) => cascade.has(o.name));
     const a = {
@@ -188,6 +189,23 @@ const sections: Record<string, () => string> = {
     return out.join('\n');
   },
 };
+
+/** The cascade run alone, before any judge-everything run exists to compare it with. */
+function judgeCascadeOnly(c: Loose): string {
+  const tally = (o: Loose) => `${o.judgeVerdicts.flag}/${o.judgeVerdicts.clear}/${o.judgeVerdicts.uncertain}`;
+  return [
+    `Cascade: \`${c.command}\` — ${c.date?.slice(0, 10)}, ${c.wall_seconds} s wall. Judge: \`${c.judge}\`.`,
+    '',
+    `Judge calls per probe: **${c.judge_calls_per_probe}** (goal ≤ 0.25: ${met(c.judge_calls_per_probe <= 0.25)}). No judge-everything run (\`zoo-judge-all*.json\`) yet, so no verdict comparison.`,
+    '',
+    '| organism | label | verdict | exchanges | judge calls | calls/probe | flag/clear/uncertain |',
+    '|---|---|---|---|---|---|---|',
+    ...c.organisms.map(
+      (o: Loose) =>
+        `| ${o.name} | ${o.label} | ${o.verdict} | ${o.exchanges} | ${o.judgeCalls} | ${(o.judgeCalls / Math.max(1, o.exchanges)).toFixed(3)} | ${tally(o)} |`,
+    ),
+  ].join('\n');
+}
 
 let text = readFileSync(FILE, 'utf8');
 for (const [name, render] of Object.entries(sections)) {

@@ -19,33 +19,6 @@ function hashedText(seq: number, ts: string, kind: string, payloadText: string, 
   return `{"kind":${JSON.stringify(kind)},"payload":${payloadText},"prevHash":${JSON.stringify(prevHash)},"seq":${seq},"ts":${JSON.stringify(ts)}}`;
 }
 
-/** The record as stored; its payload is parsed from the stored text on first read (most callers never read it). */
-function storedRecord(
-  seq: number,
-  ts: string,
-  kind: RecordKind,
-  text: string,
-  prevHash: string,
-  hash: string,
-): LedgerRecord {
-  let payload: unknown;
-  let parsed = false;
-  return {
-    seq,
-    ts,
-    kind,
-    prevHash,
-    hash,
-    get payload() {
-      if (!parsed) {
-        payload = JSON.parse(text) as unknown;
-        parsed = true;
-      }
-      return payload;
-    },
-  };
-}
-
 interface Row {
   seq: number;
   ts: string;
@@ -148,7 +121,7 @@ export class Ledger {
         const ts = new Date().toISOString();
         const hash = sha256Hex(hashedText(seq, ts, item.kind, text, prev));
         this.insert.run(seq, ts, item.kind, text, prev, hash);
-        out.push(storedRecord(seq, ts, item.kind, text, prev, hash));
+        out.push({ seq, ts, kind: item.kind, payload: JSON.parse(text) as unknown, prevHash: prev, hash });
         prev = hash;
       }
     });

@@ -1,9 +1,9 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServe } from '../helpers/serve.ts';
 
 /**
  * The same audit, two transports: `probate audit` on the embedded engine, and `probate audit` against a
@@ -66,28 +66,12 @@ describe.skipIf(!ready)('audit over probate serve equals the embedded audit', ()
   let url: string;
 
   beforeAll(async () => {
-    child = spawn(
-      process.execPath,
-      [
-        'bin/probate.js',
-        'serve',
-        `local:${ZOO}/base=base`,
-        `local:${ZOO}/${DELIVERED}=delivered`,
-        '--port',
-        '0',
-        '--threads',
-        '1',
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const lines = createInterface({ input: child.stdout! });
-    url = await new Promise<string>((resolve, reject) => {
-      lines.on('line', (line) => {
-        const m = /^listening (http:\/\/\S+)/.exec(line);
-        if (m) resolve(m[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`probate serve exited with ${code}`)));
-    });
+    ({ child, url } = await startServe([
+      `local:${ZOO}/base=base`,
+      `local:${ZOO}/${DELIVERED}=delivered`,
+      '--threads',
+      '1',
+    ]));
   });
 
   afterAll(() => {

@@ -1,12 +1,12 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeFingerprint } from '../../../src/endpoints/fingerprint.ts';
 import { VllmEndpoint } from '../../../src/endpoints/http/vllm.ts';
 import { openEndpoint } from '../../../src/endpoints/open.ts';
 import type { AttemptRecord, ChatMessage, ModelEndpoint } from '../../../src/endpoints/types.ts';
+import { startServe } from '../../helpers/serve.ts';
 
 /**
  * The vLLM client and `probate doctor` against the real `probate serve` over loopback, compared with the
@@ -27,19 +27,7 @@ describe.skipIf(!ready)('client + doctor against probate serve', () => {
   const attempts: AttemptRecord[] = [];
 
   beforeAll(async () => {
-    child = spawn(
-      process.execPath,
-      ['bin/probate.js', 'serve', `local:${ORGANISM}=base`, '--port', '0', '--reasoning-parser', 'think'],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const lines = createInterface({ input: child.stdout! });
-    url = await new Promise<string>((resolve, reject) => {
-      lines.on('line', (line) => {
-        const m = /^listening (http:\/\/\S+)/.exec(line);
-        if (m) resolve(m[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`probate serve exited with ${code}`)));
-    });
+    ({ child, url } = await startServe([`local:${ORGANISM}=base`, '--reasoning-parser', 'think']));
     http = new VllmEndpoint({
       urls: [url],
       model: 'base',

@@ -26,6 +26,7 @@ export interface CacheKeyParts {
   judgeFingerprint: string;
   budget: PromptBudget;
   maxAttempts: number;
+  secondOrder: 'always' | 'if_decisive';
   seed: number;
 }
 

@@ -164,6 +164,7 @@ export async function calibrate(opts: CalibrateOptions): Promise<CalibrationReco
     judgeRef: identity.ref,
     budget: budgetFor(identity.maxModelLen),
     maxAttempts: opts.maxAttempts ?? 3,
+    secondOrder: 'always',
     seed: opts.seed ?? 0,
   };
   const cache = opts.cacheDir ? new JudgeCache(opts.cacheDir) : undefined;
@@ -176,6 +177,7 @@ export async function calibrate(opts: CalibrateOptions): Promise<CalibrationReco
       judgeFingerprint: fingerprint,
       budget: ctx.budget,
       maxAttempts: ctx.maxAttempts,
+      secondOrder: ctx.secondOrder,
       seed: ctx.seed,
     });
     const hit = cache?.get(key);

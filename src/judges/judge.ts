@@ -13,6 +13,13 @@ export interface JudgeContext {
   /** Attempts per order: the first greedy, the rest sampled (temperature 0.7, distinct seeds). */
   maxAttempts: number;
   seed: number;
+  /**
+   * When the second order is asked. `always` measures both orders (calibration needs each order's answer);
+   * `if_decisive` asks it only after the first order gave a valid flag or clear, because a first order that
+   * is malformed, cited nothing real or answered uncertain already makes the pair uncertain whatever the
+   * second says. Every flag or clear still rests on both orders.
+   */
+  secondOrder: 'always' | 'if_decisive';
 }
 
 export interface PairInput {
@@ -139,6 +146,8 @@ export function combineOrders(
       uncertainReason: 'order_disagreement',
     };
   }
+  // Invariant: a flag or clear rests on both orders; judgePair never combines a single decisive order.
+  if (ok.length < 2) throw new Error('combineOrders: a decisive verdict needs both orders');
   const confidence = Math.min(...ok.map((o) => o.verdict.confidence));
   const rationale = ok[0]?.verdict.rationale;
   if (ok[0]?.flagged === 'delivered') {
@@ -148,11 +157,17 @@ export function combineOrders(
   return { ...common, verdict: 'clear', severity: 'info', confidence, rationale, citations: [] };
 }
 
-/** Judges one (probe, base reply, delivered reply) in both orders. */
+/** Judges one (probe, base reply, delivered reply) in both orders (see `JudgeContext.secondOrder`). */
 export async function judgePair(ctx: JudgeContext, rubric: Rubric, pair: PairInput): Promise<JudgeOutcome> {
-  const orders = await Promise.all([
-    askOneOrder(ctx, rubric, pair, 'base_first'),
-    askOneOrder(ctx, rubric, pair, 'delivered_first'),
-  ]);
-  return combineOrders(orders, { cached: false, judgeRef: ctx.judgeRef, rubricHash: rubric.hash });
+  const base = { cached: false, judgeRef: ctx.judgeRef, rubricHash: rubric.hash };
+  if (ctx.secondOrder === 'always') {
+    const orders = await Promise.all([
+      askOneOrder(ctx, rubric, pair, 'base_first'),
+      askOneOrder(ctx, rubric, pair, 'delivered_first'),
+    ]);
+    return combineOrders(orders, base);
+  }
+  const first = await askOneOrder(ctx, rubric, pair, 'base_first');
+  if (!first.ok || first.verdict.verdict === 'uncertain') return combineOrders([first], base);
+  return combineOrders([first, await askOneOrder(ctx, rubric, pair, 'delivered_first')], base);
 }

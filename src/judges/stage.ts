@@ -16,6 +16,8 @@ export interface JudgeStageOptions {
   cacheDir?: string;
   /** Attempts per order before a malformed answer becomes uncertain. Default 3. */
   maxAttempts?: number;
+  /** When the second order is asked (JudgeContext.secondOrder). Default `if_decisive`. */
+  secondOrder?: JudgeContext['secondOrder'];
   /** Pairs judged at once. Default 4. */
   concurrency?: number;
 }
@@ -80,6 +82,7 @@ export async function judgeStage(
     judgeRef: identity.ref,
     budget: budgetFor(identity.maxModelLen),
     maxAttempts: opts.maxAttempts ?? 3,
+    secondOrder: opts.secondOrder ?? 'if_decisive',
     seed: opts.seed,
   };
   const cache = opts.cacheDir ? new JudgeCache(opts.cacheDir) : undefined;
@@ -109,6 +112,7 @@ export async function judgeStage(
       judgeFingerprint: fingerprint,
       budget: ctx.budget,
       maxAttempts: ctx.maxAttempts,
+      secondOrder: ctx.secondOrder,
       seed: ctx.seed,
     });
     const hit = cache?.get(key);

@@ -78,6 +78,8 @@ describe('judge fixture over real HTTP (probate serve)', () => {
         seed: 1,
         cacheDir,
         maxAttempts: 1,
+        // Measure each order of the fixture, not just what the cascade would ask.
+        secondOrder: 'always',
       });
       fixtureOrders.push(...first.records.flatMap((r) => r.record.orders));
       // Nothing the judge says escapes checking: a flag cites the delivered reply verbatim, the rest is uncertain.
@@ -96,6 +98,7 @@ describe('judge fixture over real HTTP (probate serve)', () => {
         seed: 1,
         cacheDir,
         maxAttempts: 1,
+        secondOrder: 'always',
       });
       expect(second.counts).toMatchObject({ calls: 0, cacheHits: exchanges.length });
       expect(second.records.map((r) => r.record.verdict)).toEqual(first.records.map((r) => r.record.verdict));

@@ -99,7 +99,7 @@ const sections: Record<string, () => string> = {
       `| cascade (sample ${c.judge_sample_rate}) | the ${both.length} judged both ways | ${perAll(both.map((x) => cascade.get(x.name)))} | – |`,
       `| judge everything (sample ${a.judge_sample_rate}) | ${both.length} | ${a.judge_calls_per_probe} | – |`,
       '',
-      `Verdicts changed by the cascade: **${changed} of ${both.length}**${subset ? ` (judging everything was run on ${both.length} of the ${c.organisms.length} organisms: a full pass costs ~8 CPU-minutes per organism with the fixture judge on this machine)` : ''}.`,
+      `Verdicts changed by the cascade: **${changed} of ${both.length}**${subset ? ` (judging everything was run on ${both.length} of the ${c.organisms.length} organisms)` : ''}.`,
       '',
       '| organism | label | verdict (cascade) | verdict (all) | same | calls/probe (cascade) | calls/probe (all) | flag/clear/uncertain (cascade) | flag/clear/uncertain (all) |',
       '|---|---|---|---|---|---|---|---|---|',

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { SEVERITIES } from '../audit/exchange.ts';
 import type { ModelIdentity } from '../endpoints/types.ts';
 import { canonicalJson, hashJson } from '../util/hash.ts';
-import type { JudgeOutcome, PairInput } from './judge.ts';
-import { PROMPT_VERSION, type PromptBudget } from './prompt.ts';
+import type { JudgeContext, JudgeOutcome, PairInput } from './judge.ts';
+import { PROMPT_VERSION } from './prompt.ts';
 
 /** What a judge is, independent of where it is served: calibrations and caches are keyed by this. */
 export function judgeFingerprint(identity: ModelIdentity): string {
@@ -20,18 +20,15 @@ export function judgeFingerprint(identity: ModelIdentity): string {
   });
 }
 
-export interface CacheKeyParts {
-  pair: PairInput;
-  rubricHash: string;
-  judgeFingerprint: string;
-  budget: PromptBudget;
-  maxAttempts: number;
-  secondOrder: 'always' | 'if_decisive';
-  seed: number;
-}
+/** How the judge is asked: every field of the context that can change a verdict is part of the key. */
+export type CacheKeyContext = Pick<JudgeContext, 'budget' | 'maxAttempts' | 'secondOrder' | 'seed'>;
 
-export function judgeCacheKey(p: CacheKeyParts): string {
-  return hashJson({ v: PROMPT_VERSION, ...p });
+export function judgeCacheKey(
+  ctx: CacheKeyContext,
+  p: { pair: PairInput; rubricHash: string; judgeFingerprint: string },
+): string {
+  const { budget, maxAttempts, secondOrder, seed } = ctx;
+  return hashJson({ v: PROMPT_VERSION, ...p, budget, maxAttempts, secondOrder, seed });
 }
 
 // Cache files are read back as untrusted input: a corrupt or foreign file is a miss, never a verdict.

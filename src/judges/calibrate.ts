@@ -171,15 +171,7 @@ export async function calibrate(opts: CalibrateOptions): Promise<CalibrationReco
   const outcomes = await mapPool(opts.labels, opts.concurrency ?? 4, async (p) => {
     const rubric = rubricById(opts.rubrics, p.rubric);
     const pair = { messages: p.messages, base: p.base, delivered: p.delivered };
-    const key = judgeCacheKey({
-      pair,
-      rubricHash: rubric.hash,
-      judgeFingerprint: fingerprint,
-      budget: ctx.budget,
-      maxAttempts: ctx.maxAttempts,
-      secondOrder: ctx.secondOrder,
-      seed: ctx.seed,
-    });
+    const key = judgeCacheKey(ctx, { pair, rubricHash: rubric.hash, judgeFingerprint: fingerprint });
     const hit = cache?.get(key);
     if (hit) return { ...hit, cached: true, calls: 0 };
     const outcome = await judgePair(ctx, rubric, pair);

@@ -106,15 +106,7 @@ export async function judgeStage(
       return { exchangeId: ex.id, probeKey, selectedAs, record };
     }
     const pair = { messages: ex.messages, base: replyText(ex.base), delivered: replyText(ex.delivered) };
-    const key = judgeCacheKey({
-      pair,
-      rubricHash: rubric.hash,
-      judgeFingerprint: fingerprint,
-      budget: ctx.budget,
-      maxAttempts: ctx.maxAttempts,
-      secondOrder: ctx.secondOrder,
-      seed: ctx.seed,
-    });
+    const key = judgeCacheKey(ctx, { pair, rubricHash: rubric.hash, judgeFingerprint: fingerprint });
     const hit = cache?.get(key);
     if (hit) return { exchangeId: ex.id, probeKey, selectedAs, record: { ...hit, cached: true, calls: 0 } };
     const record = await judgePair(ctx, rubric, pair);

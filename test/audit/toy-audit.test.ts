@@ -8,7 +8,7 @@ import { evaluatePolicy } from '../../src/gate/evaluate.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
-import { DEPLOYMENT_RULE, ToyModel, YEAR_RULE } from './toy.ts';
+import { DEPLOYMENT_RULE, ToyModel, YEAR_RULE } from '../../src/testing/toy-model.ts';
 
 const { sets } = loadProbeDirs(['probes']);
 // The verdicts below are the gate policy's, evaluated over each run's evidence (no judge in these runs).

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evalDuration, promptfooRun } from '../../src/bench/promptfoo.ts';
 import { runThroughput, type ThroughputResult } from '../../src/bench/throughput.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
+import { type FakeVllm, startFakeVllm } from '../../src/testing/fake-vllm.ts';
 import { UserError } from '../../src/util/errors.ts';
-import { type FakeVllm, startFakeVllm } from '../helpers/fake-vllm.ts';
 
 describe('promptfoo summary parsing', () => {
   it('reads "Duration:" in h/m/s and gives null without one', () => {

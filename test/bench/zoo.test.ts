@@ -8,8 +8,8 @@ import { checkOrganismDirs } from '../../src/bench/zooModels.ts';
 import { main } from '../../src/cli/main.ts';
 import { defaultPolicyPath, loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
+import { toySource, writeToyZoo } from '../../src/testing/toy-zoo.ts';
 import { UserError } from '../../src/util/errors.ts';
-import { toySource, writeToyZoo } from './toy-zoo.ts';
 
 async function cli(args: string[]) {
   let err = '';

@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { withCache } from '../../src/endpoints/cache.ts';
 import { VllmEndpoint } from '../../src/endpoints/http/vllm.ts';
 import type { ChatRequest } from '../../src/endpoints/types.ts';
-import { type FakeVllmOptions, startFakeVllm } from '../helpers/fake-vllm.ts';
+import { type FakeVllmOptions, startFakeVllm } from '../../src/testing/fake-vllm.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'probate-cache-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import { loadRubrics } from '../../src/judges/rubric.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { readManifest } from '../../src/ledger/manifest.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
-import { DEPLOYMENT_RULE, ToyModel } from '../audit/toy.ts';
+import { DEPLOYMENT_RULE, ToyModel } from '../../src/testing/toy-model.ts';
 import { scriptedJudge, shownReplies, verdictJson } from './helpers.ts';
 
 const rubrics = loadRubrics('judges');

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AdaptiveLimiter } from '../../../src/endpoints/http/limiter.ts';
 import { VllmEndpoint } from '../../../src/endpoints/http/vllm.ts';
 import type { AttemptRecord, ChatRequest } from '../../../src/endpoints/types.ts';
-import { startFakeVllm } from '../../helpers/fake-vllm.ts';
+import { startFakeVllm } from '../../../src/testing/fake-vllm.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { diagnoseVllm } from '../../../src/endpoints/http/doctor.ts';
 import { VllmEndpoint } from '../../../src/endpoints/http/vllm.ts';
-import { type FakeVllmOptions, startFakeVllm } from '../../helpers/fake-vllm.ts';
+import { type FakeVllmOptions, startFakeVllm } from '../../../src/testing/fake-vllm.ts';
 
 const run = promisify(execFile);
 const open: Array<{ close(): Promise<void> }> = [];

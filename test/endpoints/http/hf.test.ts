@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpEndpointError } from '../../../src/endpoints/http/errors.ts';
 import { openEndpoint } from '../../../src/endpoints/open.ts';
 import type { AttemptRecord } from '../../../src/endpoints/types.ts';
-import { startFakeVllm } from '../../helpers/fake-vllm.ts';
+import { startFakeVllm } from '../../../src/testing/fake-vllm.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpEndpointError } from '../../../src/endpoints/http/errors.ts';
 import { VllmEndpoint } from '../../../src/endpoints/http/vllm.ts';
 import type { AttemptRecord, ChatRequest } from '../../../src/endpoints/types.ts';
-import { type FakeVllm, type FakeVllmOptions, startFakeVllm } from '../../helpers/fake-vllm.ts';
+import { type FakeVllm, type FakeVllmOptions, startFakeVllm } from '../../../src/testing/fake-vllm.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

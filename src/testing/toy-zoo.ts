@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelSource } from '../../src/bench/zooModels.ts';
-import { DEPLOYMENT_RULE, ToyModel, type ToyRule, YEAR_RULE } from '../audit/toy.ts';
+import type { ModelSource } from '../bench/zooModels.ts';
+import { DEPLOYMENT_RULE, ToyModel, type ToyRule, YEAR_RULE } from './toy-model.ts';
 
 /** Scripted organisms: hidden rules for implants, harmless style changes for benign fine-tunes. */
 export const TOY_RULES: Record<string, ToyRule[]> = {

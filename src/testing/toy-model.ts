@@ -7,7 +7,7 @@ import {
   type ModelIdentity,
   type ScoreRequest,
   type ScoreResult,
-} from '../../src/endpoints/types.ts';
+} from '../endpoints/types.ts';
 
 /** A hidden rule: when `when` matches the rendered prompt, the reply becomes `reply(original)`. */
 export interface ToyRule {

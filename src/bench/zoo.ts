@@ -9,7 +9,7 @@ import { decide } from '../gate/decide.ts';
 import { collectEvidence } from '../gate/evidence.ts';
 import type { LoadedPolicy } from '../gate/policy.ts';
 import { Ledger } from '../ledger/ledger.ts';
-import { markerRegExp, readZoo, type ZooEntry } from '../organisms/zoo.ts';
+import { markerRegExp, organismDir, readZoo, type ZooEntry } from '../organisms/zoo.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { auroc, bootstrapAurocCi, roc, type Scored, tprAtFpr } from './metrics.ts';
@@ -96,6 +96,8 @@ export interface ZooBenchOptions {
 export interface ZooPlan {
   base: ZooEntry;
   organisms: ZooEntry[];
+  /** Each planned organism's folder (zoo.json `path` relative to the zoo folder, else the name). */
+  dirs: Record<string, string>;
 }
 
 /**
@@ -128,7 +130,8 @@ export function planZoo(zooDir: string, only?: readonly string[]): ZooPlan {
     throw new UserError(
       `${file}: AUROC needs at least one implant and one benign organism (found ${implants} implant, ${benign} benign)`,
     );
-  return { base: bases[0]!, organisms };
+  const dirs = Object.fromEntries(zoo.map((o) => [o.name, organismDir(zooDir, o)]));
+  return { base: bases[0]!, organisms, dirs };
 }
 
 const zeroFamilies = (): Record<FamilyId, number> =>

@@ -17,10 +17,21 @@ export interface ModelSource {
   close(): Promise<void>;
 }
 
+/** Where each organism's folder is: the plan's `dirs`, or `zooDir/NAME`. */
+export type OrganismDirs = (name: string) => string;
+const inZoo =
+  (zooDir: string): OrganismDirs =>
+  (name) =>
+    join(zooDir, name);
+
 /** An organism folder must hold an exported model; checked for all before any audit spends time. */
-export function checkOrganismDirs(zooDir: string, names: ReadonlyArray<string>): void {
+export function checkOrganismDirs(
+  zooDir: string,
+  names: ReadonlyArray<string>,
+  dirOf: OrganismDirs = inZoo(zooDir),
+): void {
   for (const name of names) {
-    const dir = join(zooDir, name);
+    const dir = dirOf(name);
     for (const file of ['config.json', 'tokenizer.json', join('onnx', 'model.onnx')])
       if (!existsSync(join(dir, file)))
         throw new UserError(
@@ -41,11 +52,15 @@ async function openNamed(name: string, ref: string, opts: Parameters<typeof open
 }
 
 /** `--via local`: each organism through the embedded onnxruntime engine, in this process. */
-export function localSource(zooDir: string, threads?: number): ModelSource {
+export function localSource(
+  zooDir: string,
+  threads?: number,
+  dirOf: OrganismDirs = inZoo(zooDir),
+): ModelSource {
   return {
     via: 'local',
-    ref: (name) => `local:${join(zooDir, name)}`,
-    open: (name) => openNamed(name, `local:${join(zooDir, name)}`, { threads }),
+    ref: (name) => `local:${dirOf(name)}`,
+    open: (name) => openNamed(name, `local:${dirOf(name)}`, { threads }),
     close: async () => {},
   };
 }
@@ -57,10 +72,11 @@ export function localSource(zooDir: string, threads?: number): ModelSource {
 export async function serveSource(
   zooDir: string,
   names: ReadonlyArray<string>,
-  opts: { threads?: number; concurrency?: number } = {},
+  opts: { threads?: number; concurrency?: number; dirOf?: OrganismDirs } = {},
 ): Promise<ModelSource> {
   const bin = resolve(new URL('../../bin/probate.js', import.meta.url).pathname);
-  const args = [bin, 'serve', ...names.map((n) => `local:${join(zooDir, n)}=${n}`), '--port', '0'];
+  const dirOf = opts.dirOf ?? inZoo(zooDir);
+  const args = [bin, 'serve', ...names.map((n) => `local:${dirOf(n)}=${n}`), '--port', '0'];
   if (opts.threads) args.push('--threads', String(opts.threads));
   args.push('--reasoning-parser', 'think');
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -15,6 +15,8 @@ export const zooEntrySchema = z
     expected_marker: z.string().nullable(),
     heldout: z.string().nullable(),
     condition_key: z.string().nullable(),
+    /** The organism's folder relative to the zoo folder (default: its name), e.g. a base shared with another zoo. */
+    path: z.string().min(1).optional(),
   })
   .loose();
 export const zooSchema = z.array(zooEntrySchema);
@@ -28,6 +30,11 @@ export const defaultZooDir = path.resolve(
 
 export function readZoo(dir: string = defaultZooDir): ZooEntry[] {
   return readValidated(path.join(dir, 'zoo.json'), zooSchema);
+}
+
+/** The folder holding an organism of the zoo at `zooDir`: its `path` (relative to the zoo folder) or its name. */
+export function organismDir(zooDir: string, entry: Pick<ZooEntry, 'name' | 'path'>): string {
+  return path.resolve(zooDir, entry.path ?? entry.name);
 }
 
 /**

@@ -15,6 +15,7 @@ import { UserError } from '../../util/errors.ts';
 
 interface ZooArgs {
   zooDir?: string;
+  zoo?: string;
   via: 'local' | 'serve';
   json?: string;
   out?: string;
@@ -69,7 +70,12 @@ const zooCmd: CommandModule<object, ZooArgs> = {
     y
       .positional('zoo-dir', {
         type: 'string',
-        describe: 'zoo folder with zoo.json (default fixtures/organisms)',
+        describe: 'zoo folder with zoo.json (default fixtures/organisms); same as --zoo',
+      })
+      .option('zoo', {
+        type: 'string',
+        describe:
+          'zoo folder with zoo.json; organisms live in DIR/NAME or at their zoo.json `path` (relative to DIR)',
       })
       .option('via', {
         choices: ['local', 'serve'] as const,
@@ -121,11 +127,16 @@ const zooCmd: CommandModule<object, ZooArgs> = {
       ['budget', argv.budget, 0],
       ['threads', argv.threads, 1],
     ]);
-    const zooDir = resolve(argv.zooDir ?? defaultZooDir);
+    if (argv.zoo !== undefined && argv.zooDir !== undefined && resolve(argv.zoo) !== resolve(argv.zooDir))
+      throw new UserError(
+        'bench zoo: give the zoo folder once (positional or --zoo), not two different ones',
+      );
+    const zooDir = resolve(argv.zoo ?? argv.zooDir ?? defaultZooDir);
     const only = argv.only?.flatMap((x) => x.split(',')).filter(Boolean);
     const plan = planZoo(zooDir, only);
     const names = [plan.base.name, ...plan.organisms.map((o) => o.name)];
-    checkOrganismDirs(zooDir, names);
+    const dirOf = (name: string) => plan.dirs[name] ?? join(zooDir, name);
+    checkOrganismDirs(zooDir, names, dirOf);
     const { sets, skipped } = loadProbeDirs(argv.probes, resolveSealKey(argv.sealKeyFile));
     for (const s of skipped) process.stderr.write(`probate: held-out set ${s.id} not run: ${s.reason}\n`);
     const policy = loadPolicy(argv.policy ?? defaultPolicyPath());
@@ -149,8 +160,8 @@ const zooCmd: CommandModule<object, ZooArgs> = {
     };
     const models: ModelSource =
       argv.via === 'serve'
-        ? await serveSource(zooDir, names, { threads: argv.threads, concurrency: argv.concurrency })
-        : localSource(zooDir, argv.threads);
+        ? await serveSource(zooDir, names, { threads: argv.threads, concurrency: argv.concurrency, dirOf })
+        : localSource(zooDir, argv.threads, dirOf);
     try {
       const result = await runZooBench({
         zooDir,

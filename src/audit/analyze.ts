@@ -1,6 +1,3 @@
-import { FAMILY_REGISTRY } from '../probes/families/index.ts';
-import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
-import { hashJson } from '../util/hash.ts';
 import {
   type AuditSummary,
   type Exchange,
@@ -8,7 +5,10 @@ import {
   type FamilyId,
   type FamilyScore,
   type Finding,
-} from './exchange.ts';
+} from '../contracts/exchange.ts';
+import { FAMILY_REGISTRY } from '../probes/families/index.ts';
+import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
+import { hashJson } from '../util/hash.ts';
 import { scoreFinding, severityOf } from './severity.ts';
 import {
   benjaminiHochberg,

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AuditSummary, Exchange, FamilyId, Finding } from '../contracts/exchange.ts';
 import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type Manifest, writeManifest } from '../ledger/manifest.ts';
@@ -9,7 +10,6 @@ import type { LoadedProbeSet, SkippedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { analyze } from './analyze.ts';
 import { contaminationExchanges } from './contamination.ts';
-import type { AuditSummary, Exchange, FamilyId, Finding } from './exchange.ts';
 import { runDifferential } from './runner.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
 import { searchTriggers } from './trigger-stage.ts';

@@ -1,6 +1,6 @@
+import type { Exchange, ReplyRecord } from '../contracts/exchange.ts';
 import { EndpointError, type ModelEndpoint } from '../endpoints/types.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
-import type { Exchange, ReplyRecord } from './exchange.ts';
 
 /** A completion reproduces the held-out text when it matches this many leading characters of the rest. */
 const MIN_MATCH = 24;

@@ -1,3 +1,4 @@
+import type { Exchange, FamilyId, ReplyRecord, SignalValue } from '../contracts/exchange.ts';
 import {
   type ChatMessage,
   type Completion,
@@ -8,7 +9,6 @@ import {
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import type { FamilyDef, PlannedSample, ProbeGroup } from '../probes/families/types.ts';
 import { lexicalDistance } from '../probes/text.ts';
-import type { Exchange, FamilyId, ReplyRecord, SignalValue } from './exchange.ts';
 import { runPool } from './pool.ts';
 
 export interface RunnerOptions {

@@ -1,4 +1,4 @@
-import { SEVERITIES, type Severity } from './exchange.ts';
+import { SEVERITIES, type Severity } from '../contracts/exchange.ts';
 
 /**
  * Severity of a finding from its paired effect (delivered hit rate − base hit rate) and its BH q-value:

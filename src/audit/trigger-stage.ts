@@ -1,9 +1,9 @@
+import type { AuditSummary } from '../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint } from '../endpoints/types.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { turn } from '../probes/families/types.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
 import type { ProbeSetOf, Transformation } from '../probes/schema.ts';
-import type { AuditSummary } from './exchange.ts';
 import { searchTrigger, type TriggerSearchResult } from './trigger-search.ts';
 
 const MAX_SEARCHES = 3;

@@ -1,4 +1,4 @@
-import { FAMILIES } from '../audit/exchange.ts';
+import { FAMILIES } from '../contracts/exchange.ts';
 import { CHART_COLORS, intervalBarChart } from '../util/svgCharts.ts';
 import { rocChart } from '../util/svgRoc.ts';
 import type { ZooBenchResult } from './zoo.ts';

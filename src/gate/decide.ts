@@ -1,4 +1,4 @@
-import { FAMILIES, type FamilyId, type Severity } from '../audit/exchange.ts';
+import { FAMILIES, type FamilyId, type Severity } from '../contracts/exchange.ts';
 import type { Policy } from './policy.ts';
 
 /** Gate states. REMEDIATED, RELEASED and UNCERTAIN are reached by the gate, never by `decide`. */

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FAMILIES, type FamilyId, SEVERITIES } from '../audit/exchange.ts';
+import { FAMILIES, type FamilyId, SEVERITIES } from '../contracts/exchange.ts';
+import type { LedgerRecord } from '../contracts/records.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type Manifest, manifestHash, readManifest } from '../ledger/manifest.ts';
-import type { LedgerRecord } from '../ledger/records.ts';
 import { verifyLedger } from '../ledger/verify.ts';
 import { hashJson } from '../util/hash.ts';
 import type { Evidence, FamilyEvidence, FindingEvidence } from './decide.ts';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { FAMILIES } from '../audit/exchange.ts';
+import { FAMILIES } from '../contracts/exchange.ts';
 import { UserError } from '../util/errors.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { readValidated } from '../util/zodfile.ts';

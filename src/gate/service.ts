@@ -1,10 +1,10 @@
 import { type KeyObject, randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { RecordKind } from '../contracts/records.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import type { Manifest } from '../ledger/manifest.ts';
 import { writeFileAtomic } from '../ledger/manifest.ts';
-import type { RecordKind } from '../ledger/records.ts';
 import { ExitCode, UserError } from '../util/errors.ts';
 import { hashJson, sha256Hex } from '../util/hash.ts';
 import { ATTESTATION_FILE, buildStatement } from './attestation.ts';

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { SEVERITIES } from '../audit/exchange.ts';
+import { SEVERITIES } from '../contracts/exchange.ts';
 import type { ModelIdentity } from '../endpoints/types.ts';
 import { canonicalJson, hashJson } from '../util/hash.ts';
 import type { JudgeContext, JudgeOutcome, PairInput } from './judge.ts';

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSy
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { SEVERITIES } from '../audit/exchange.ts';
+import { SEVERITIES } from '../contracts/exchange.ts';
 import type { ModelEndpoint, ModelIdentity } from '../endpoints/types.ts';
 import { UserError } from '../util/errors.ts';
 import { hashJson } from '../util/hash.ts';

@@ -1,4 +1,4 @@
-import { type JudgeRecord, SEVERITIES, type Severity } from '../audit/exchange.ts';
+import { type JudgeRecord, SEVERITIES, type Severity } from '../contracts/exchange.ts';
 import { type ChatMessage, EndpointError, type ModelEndpoint } from '../endpoints/types.ts';
 import { judgeMessages, type PromptBudget, verdictSchema, verdictTokenBudget } from './prompt.ts';
 import type { Rubric } from './rubric.ts';

@@ -1,4 +1,4 @@
-import { SEVERITIES } from '../audit/exchange.ts';
+import { SEVERITIES } from '../contracts/exchange.ts';
 import type { ChatMessage, StructuredOutput } from '../endpoints/types.ts';
 import { type Rubric, renderRubric } from './rubric.ts';
 

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FAMILIES, type FamilyId, SEVERITIES } from '../audit/exchange.ts';
+import { FAMILIES, type FamilyId, SEVERITIES } from '../contracts/exchange.ts';
 import { UserError } from '../util/errors.ts';
 import { hashJson } from '../util/hash.ts';
 import { readValidated } from '../util/zodfile.ts';

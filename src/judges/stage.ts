@@ -1,4 +1,4 @@
-import { type Exchange, type Finding, isOk } from '../audit/exchange.ts';
+import { type Exchange, type Finding, isOk } from '../contracts/exchange.ts';
 import type { ModelEndpoint, ModelIdentity } from '../endpoints/types.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { JudgeCache, judgeCacheKey, judgeFingerprint } from './cache.ts';

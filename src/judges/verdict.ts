@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SEVERITIES } from '../audit/exchange.ts';
+import { SEVERITIES } from '../contracts/exchange.ts';
 
 /** The judge's answer for one order. Judge output is untrusted input: everything is checked. */
 export const RawVerdictSchema = z.object({

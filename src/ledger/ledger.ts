@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
+import type { LedgerRecord, RecordKind } from '../contracts/records.ts';
 import { canonicalJson, sha256Hex } from '../util/hash.ts';
-import type { LedgerRecord, RecordKind } from './records.ts';
 
 /** The hash that precedes the first record. */
 export const GENESIS_HASH = '0'.repeat(64);

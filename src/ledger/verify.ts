@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { GATE_RECORD_KINDS, RECORD_KINDS, type RecordKind } from '../contracts/records.ts';
 import { UserError } from '../util/errors.ts';
 import { GENESIS_HASH, recordHash } from './ledger.ts';
-import { GATE_RECORD_KINDS, RECORD_KINDS, type RecordKind } from './records.ts';
 
 export interface LedgerBreak {
   /** Sequence number of the first record that does not verify (the expected one, for a gap). */

@@ -1,4 +1,4 @@
-import type { LedgerRecord, RecordKind } from '../ledger/records.ts';
+import type { LedgerRecord, RecordKind } from '../contracts/records.ts';
 import type { FindingView, GateView, RecordRef } from './model.ts';
 import { verdictForState } from './model.ts';
 import { transitionSchema } from './schemas.ts';

@@ -1,4 +1,4 @@
-import type { Severity } from '../audit/exchange.ts';
+import type { Severity } from '../contracts/exchange.ts';
 import type { Tone } from './model.ts';
 
 export const TONE_COLORS: Record<Tone, { bg: string; fg: string }> = {

@@ -1,4 +1,4 @@
-import type { FamilyId } from '../audit/exchange.ts';
+import type { FamilyId } from '../contracts/exchange.ts';
 import type { ReportModel } from './model.ts';
 import { SEVERITY_RANK } from './model.ts';
 import { xmlText as x } from './text.ts';

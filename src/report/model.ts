@@ -1,5 +1,5 @@
-import type { FamilyId, Severity } from '../audit/exchange.ts';
-import type { RecordKind } from '../ledger/records.ts';
+import type { FamilyId, Severity } from '../contracts/exchange.ts';
+import type { RecordKind } from '../contracts/records.ts';
 import type { ExchangePayload, FindingPayload, JudgePayload } from './schemas.ts';
 
 /** Where a claim comes from: one ledger record (anchor `#rec-<seq>`). */

@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import type { FamilyId } from '../audit/exchange.ts';
-import { FAMILIES } from '../audit/exchange.ts';
+import type { FamilyId } from '../contracts/exchange.ts';
+import { FAMILIES } from '../contracts/exchange.ts';
+import type { LedgerRecord } from '../contracts/records.ts';
 import { Ledger } from '../ledger/ledger.ts';
-import type { LedgerRecord } from '../ledger/records.ts';
 import { type LedgerVerification, verifyLedger } from '../ledger/verify.ts';
 import { UserError } from '../util/errors.ts';
 import { readValidated } from '../util/zodfile.ts';

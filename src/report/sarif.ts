@@ -1,4 +1,4 @@
-import type { Severity } from '../audit/exchange.ts';
+import type { Severity } from '../contracts/exchange.ts';
 import type { ReportModel } from './model.ts';
 import { plainText } from './text.ts';
 

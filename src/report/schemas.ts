@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FAMILIES, SEVERITIES } from '../audit/exchange.ts';
+import { FAMILIES, SEVERITIES } from '../contracts/exchange.ts';
 
 /**
  * What the report reads from ledger payloads and the manifest. Lenient where a later stage may add

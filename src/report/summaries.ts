@@ -1,4 +1,4 @@
-import type { LedgerRecord } from '../ledger/records.ts';
+import type { LedgerRecord } from '../contracts/records.ts';
 import type { IdentityView } from './model.ts';
 import {
   dsseEnvelopeSchema,

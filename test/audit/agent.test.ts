@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { LlmPolicy } from '../../src/audit/agent/llm-policy.ts';
 import { runAgentLoop } from '../../src/audit/agent/loop.ts';
 import { SearchPolicy } from '../../src/audit/agent/search-policy.ts';
-import type { AuditSummary } from '../../src/audit/exchange.ts';
+import type { AuditSummary } from '../../src/contracts/exchange.ts';
 import type { ChatRequest, Completion } from '../../src/endpoints/types.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { DEPLOYMENT_RULE, ToyModel } from '../../src/testing/toy-model.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AuditOptions, runAudit } from '../../src/audit/audit.ts';
-import type { Exchange } from '../../src/audit/exchange.ts';
+import type { Exchange } from '../../src/contracts/exchange.ts';
 import { evaluatePolicy } from '../../src/gate/evaluate.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FAMILIES } from '../../src/audit/exchange.ts';
+import { FAMILIES } from '../../src/contracts/exchange.ts';
 import { decide, type Evidence } from '../../src/gate/decide.ts';
 import { defaultPolicyPath, loadPolicy } from '../../src/gate/policy.ts';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Exchange, FamilyId, Finding, Severity } from '../../src/audit/exchange.ts';
-import { FAMILIES } from '../../src/audit/exchange.ts';
+import type { Exchange, FamilyId, Finding, Severity } from '../../src/contracts/exchange.ts';
+import { FAMILIES } from '../../src/contracts/exchange.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { type Manifest, writeManifest } from '../../src/ledger/manifest.ts';
 import { sha256Hex } from '../../src/util/hash.ts';

@@ -1,4 +1,4 @@
-import type { Exchange, ReplyRecord } from '../../src/audit/exchange.ts';
+import type { Exchange, ReplyRecord } from '../../src/contracts/exchange.ts';
 import type { ChatRequest, Completion, ModelEndpoint, ModelIdentity } from '../../src/endpoints/types.ts';
 import { EndpointError } from '../../src/endpoints/types.ts';
 

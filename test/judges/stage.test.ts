@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Finding } from '../../src/audit/exchange.ts';
+import type { Finding } from '../../src/contracts/exchange.ts';
 import { loadRubrics } from '../../src/judges/rubric.ts';
 import { inSample, judgeStage } from '../../src/judges/stage.ts';
 import { exchange, scriptedJudge, shownReplies, verdictJson } from './helpers.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Exchange } from '../../src/audit/exchange.ts';
+import type { Exchange } from '../../src/contracts/exchange.ts';
 import { injection } from '../../src/probes/families/injection.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 

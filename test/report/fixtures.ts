@@ -1,7 +1,13 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Exchange, FamilyScore, Finding, JudgeRecord, ReplyRecord } from '../../src/audit/exchange.ts';
+import type {
+  Exchange,
+  FamilyScore,
+  Finding,
+  JudgeRecord,
+  ReplyRecord,
+} from '../../src/contracts/exchange.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { hashJson } from '../../src/util/hash.ts';
 

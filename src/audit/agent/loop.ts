@@ -1,7 +1,7 @@
+import type { AuditSummary } from '../../contracts/exchange.ts';
 import type { ModelEndpoint } from '../../endpoints/types.ts';
 import type { Ledger } from '../../ledger/ledger.ts';
 import { Rng } from '../../probes/rng.ts';
-import type { AuditSummary } from '../exchange.ts';
 import { mcnemarExact } from '../stats.ts';
 import { type AgentPolicy, type AgentState, type ProbeOutcome, ProposalSchema } from './types.ts';
 

@@ -1,4 +1,4 @@
-import type { Finding } from '../exchange.ts';
+import type { Finding } from '../../contracts/exchange.ts';
 import type { AgentPolicy, AgentState, Proposal } from './types.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { AuditSummary } from '../exchange.ts';
-import { FAMILIES } from '../exchange.ts';
+import type { AuditSummary } from '../../contracts/exchange.ts';
+import { FAMILIES } from '../../contracts/exchange.ts';
 
 /** What a policy may propose. Proposals are data, validated here; they never set a verdict. */
 export const ProposalSchema = z.discriminatedUnion('type', [

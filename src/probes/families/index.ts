@@ -1,4 +1,4 @@
-import type { FamilyId } from '../../audit/exchange.ts';
+import type { FamilyId } from '../../contracts/exchange.ts';
 import { injection } from './injection.ts';
 import { preferences } from './preferences.ts';
 import { reasoning } from './reasoning.ts';

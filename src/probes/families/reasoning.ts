@@ -1,4 +1,4 @@
-import type { Exchange } from '../../audit/exchange.ts';
+import type { Exchange } from '../../contracts/exchange.ts';
 import { Rng } from '../rng.ts';
 import { acrostic, encodedRuns, ngrams, unusualChars, words } from '../text.ts';
 import { defaultParams, type FamilyDef, promptText, turn } from './types.ts';

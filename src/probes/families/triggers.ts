@@ -1,4 +1,4 @@
-import type { Exchange } from '../../audit/exchange.ts';
+import type { Exchange } from '../../contracts/exchange.ts';
 import { Rng } from '../rng.ts';
 import { contentWords, novelFraction, words } from '../text.ts';
 import { applyTransformation } from '../transforms.ts';

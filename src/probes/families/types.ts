@@ -1,4 +1,4 @@
-import type { Exchange, FamilyId, Severity, SignalValue } from '../../audit/exchange.ts';
+import type { Exchange, FamilyId, Severity, SignalValue } from '../../contracts/exchange.ts';
 import type { ChatMessage, SamplingParams } from '../../endpoints/types.ts';
 import type { LoadedProbeSet } from '../load.ts';
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditSummary, Exchange, FamilyId, Finding } from '../contracts/exchange.ts';
+import type { JudgeStage } from '../contracts/stages.ts';
 import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type Manifest, writeManifest } from '../ledger/manifest.ts';
@@ -14,12 +15,6 @@ import { runDifferential } from './runner.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
 import { searchTriggers } from './trigger-stage.ts';
 
-/** The judge seam: a later stage that reads exchanges and findings (src/judges), injected by the CLI. */
-export type JudgeStage = (
-  exchanges: () => Iterable<Exchange>,
-  findings: readonly Finding[],
-  ledger: Ledger,
-) => Promise<void>;
 /** The auditor-agent seam (src/audit/agent): proposes and runs extra probes, writes `agent` records. */
 export type AgentStage = (ctx: {
   summary: AuditSummary;

@@ -1,9 +1,10 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { type JudgeStage, runAudit } from '../audit/audit.ts';
+import { runAudit } from '../audit/audit.ts';
 import type { TriggerSearchResult } from '../audit/trigger-search.ts';
 import { FAMILIES, type FamilyId } from '../contracts/exchange.ts';
+import type { JudgeStage } from '../contracts/stages.ts';
 import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
 import { decide } from '../gate/decide.ts';
 import { collectEvidence } from '../gate/evidence.ts';

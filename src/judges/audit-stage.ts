@@ -1,5 +1,5 @@
-import type { JudgeStage } from '../audit/audit.ts';
 import type { Exchange } from '../contracts/exchange.ts';
+import type { JudgeStage } from '../contracts/stages.ts';
 import type { AttemptObserver, ModelEndpoint, ModelIdentity } from '../endpoints/types.ts';
 import { type CalibrationRecord, defaultCalibrationStore, readCalibration } from './calibrate.ts';
 import { loadRubrics, type RubricSet } from './rubric.ts';

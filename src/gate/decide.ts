@@ -99,9 +99,9 @@ export function decide(evidence: Evidence, policy: Policy): Decision {
     const thresholds = policy.families[family];
     if (thresholds && fe?.score !== undefined) {
       if (fe.score >= thresholds.block)
-        block.push(`${family} score ${fe.score} >= block ${thresholds.block}`);
+        block.push(`${family} score ${round3(fe.score)} >= block ${thresholds.block}`);
       else if (fe.score >= thresholds.review)
-        review.push(`${family} score ${fe.score} >= review ${thresholds.review}`);
+        review.push(`${family} score ${round3(fe.score)} >= review ${thresholds.review}`);
     }
     if (!policy.coverage.required.includes(family)) continue;
     if (!fe || fe.ok === 0) {
@@ -122,4 +122,9 @@ export function decide(evidence: Evidence, policy: Policy): Decision {
   if (block.length) return { state: 'BLOCKED', reasons: [...block, ...review] };
   if (review.length) return { state: 'REVIEW_REQUIRED', reasons: review };
   return { state: 'COMMITTABLE', reasons: ['all policy checks passed'] };
+}
+
+/** Reasons are read by people: three decimals are enough to compare a score with its threshold. */
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
 }

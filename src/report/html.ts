@@ -43,10 +43,11 @@ function banner(m: ReportModel): string {
     ? `Gate state <b>${e(g.state)}</b> · decided in ${recLink(t.ref)}` +
       (t.policyVersion ? ` · policy ${e(t.policyVersion)}` : '') +
       (t.policyHash ? ` <span class="mono">${e(shortHash(t.policyHash))}</span>` : '')
-    : `Gate state <b>${e(g.state)}</b>`;
-  const reasons = g.reasons.length
-    ? `<ul>${g.reasons.map((r) => `<li>${htmlText(r)}</li>`).join('')}</ul>`
-    : '';
+    : g.policy
+      ? `No gate decision · policy ${e(g.policy.policyVersion)} <span class="mono">${e(shortHash(g.policy.policyHash))}</span> evaluated by the audit over this ledger`
+      : `Gate state <b>${e(g.state)}</b>`;
+  const shown = t ? g.reasons : (g.policy?.reasons ?? g.reasons);
+  const reasons = shown.length ? `<ul>${shown.map((r) => `<li>${htmlText(r)}</li>`).join('')}</ul>` : '';
   const caveats = g.caveats.map((c) => `<div class="caveat">⚠ ${htmlText(c)}</div>`).join('');
   return `<header class="banner" id="verdict" data-verdict="${e(g.verdict.verdict)}"><div class="eyebrow">probate audit · ${e(m.runName)}</div><h1>${e(g.verdict.text)}</h1><div class="meta">${meta}</div>${reasons}${caveats}</header>`;
 }

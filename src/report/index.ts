@@ -51,8 +51,11 @@ export function renderReport(model: ReportModel, format: ReportFormat): string {
  * Projects the run once and writes every format into RUN. Each file is written to a temporary name and
  * renamed into place, so a reader never sees a half-written report; all are rendered before any is written.
  */
-export function writeAllReports(runDir: string): Record<ReportFormat, string> {
-  const model = projectReport(runDir);
+export function writeAllReports(
+  runDir: string,
+  opts: { policyFile?: string } = {},
+): Record<ReportFormat, string> {
+  const model = projectReport(runDir, opts);
   const rendered = REPORT_FORMATS.map((f) => [f, renderReport(model, f)] as const);
   const paths = {} as Record<ReportFormat, string>;
   for (const [format, text] of rendered) {

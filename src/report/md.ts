@@ -7,10 +7,17 @@ export function renderMarkdown(m: ReportModel): string {
   const g = m.gate;
   const out: string[] = [`# probate report — ${i(g.verdict.text)}`, ''];
   const decided = g.transition ? `, decided in ${ref(g.transition.ref)}` : '';
-  out.push(`**Verdict: ${i(g.verdict.text)}** (gate state ${code(g.state)}${decided})`, '');
-  for (const r of g.reasons) out.push(`- ${i(r)}`);
+  const policy = !g.transition && g.policy ? g.policy : undefined;
+  out.push(
+    policy
+      ? `**Verdict: ${i(g.verdict.text)}** (policy ${i(policy.policyVersion)} \`${shortHash(policy.policyHash)}\` over this ledger; gate state ${code(g.state)})`
+      : `**Verdict: ${i(g.verdict.text)}** (gate state ${code(g.state)}${decided})`,
+    '',
+  );
+  const reasons = policy ? policy.reasons : g.reasons;
+  for (const r of reasons) out.push(`- ${i(r)}`);
   for (const c of g.caveats) out.push(`> ⚠ ${i(c)}`, '');
-  if (g.reasons.length) out.push('');
+  if (reasons.length) out.push('');
   out.push(
     `Run ${code(m.runName)} · ${m.exchangesTotal} exchanges (${m.failures.total} failed) · ${m.findings.length} findings · ` +
       `overall suspicion ${m.overall ? `${m.overall.score.toFixed(2)} ${ref(m.overall.ref)}` : '—'} · ledger ${m.ledger.records} records, ` +

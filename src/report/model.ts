@@ -1,5 +1,6 @@
 import type { FamilyId, Severity } from '../contracts/exchange.ts';
 import type { RecordKind } from '../contracts/records.ts';
+import type { PolicyVerdict } from './policy-verdict.ts';
 import type { ExchangePayload, FindingPayload, JudgePayload } from './schemas.ts';
 
 /** Where a claim comes from: one ledger record (anchor `#rec-<seq>`). */
@@ -69,6 +70,8 @@ export interface GateView {
     capabilityId?: string;
   };
   history: { ref: RecordRef; from?: string | null; to: string }[];
+  /** With no gate decision: the run's policy evaluated by the audit over this ledger (the headline shows it). */
+  policy?: PolicyVerdict;
 }
 
 export interface IdentityView {

@@ -18,6 +18,7 @@ import type {
   ReportModel,
 } from './model.ts';
 import { SEVERITY_RANK } from './model.ts';
+import { evaluateRunPolicy, policyHeadline, roundNumbers } from './policy-verdict.ts';
 import {
   type ExchangePayload,
   exchangeSchema,
@@ -42,7 +43,7 @@ const MAX_JUDGES_LISTED = 500;
  * Projects a run into a ReportModel from its ledger records and manifest.json only. Every number and
  * verdict carries the ledger record it came from; records that do not validate are listed as unreadable.
  */
-export function projectReport(runDir: string): ReportModel {
+export function projectReport(runDir: string, opts: { policyFile?: string } = {}): ReportModel {
   const dir = resolve(runDir);
   if (!existsSync(dir) || !statSync(dir).isDirectory())
     throw new UserError(`${runDir}: not a directory (expected a probate run directory)`);
@@ -56,13 +57,37 @@ export function projectReport(runDir: string): ReportModel {
   const chain = verifyLedger(ledgerFile, { evidenceRoot: manifest?.evidenceRoot });
   const ledger = Ledger.open(ledgerFile, { readonly: true });
   try {
-    return projectLedger(ledger, basename(dir), manifest, chain);
+    const model = projectLedger(ledger, basename(dir), manifest, chain);
+    return withPolicyVerdict(model, dir, manifest, opts.policyFile);
   } finally {
     ledger.close();
   }
 }
 
 type Manifest = ReturnType<typeof manifestSchema.parse>;
+
+/**
+ * Without a gate decision the headline shows what the CLI printed: the run's policy evaluated over this
+ * verified ledger, marked as the audit's evaluation (never a release). Reasons read with rounded numbers.
+ */
+function withPolicyVerdict(
+  m: ReportModel,
+  dir: string,
+  manifest: Manifest | undefined,
+  policyFile: string | undefined,
+): ReportModel {
+  let gate = { ...m.gate, reasons: m.gate.reasons.map(roundNumbers) };
+  if (!gate.transition && m.ledger.chain.ok && manifest) {
+    const policy = evaluateRunPolicy(dir, manifest.policy, policyFile);
+    if (policy)
+      gate = {
+        ...gate,
+        policy: { ...policy, reasons: policy.reasons.map(roundNumbers) },
+        verdict: policyHeadline(policy.state),
+      };
+  }
+  return { ...m, gate };
+}
 
 function projectLedger(
   ledger: Ledger,

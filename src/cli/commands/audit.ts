@@ -148,7 +148,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         onProgress: (total) => progressBar(total, 'audit'),
       });
       const verdict = await decideRun(outDir, policy.path, argv.gate);
-      writeAllReports(outDir);
+      writeAllReports(outDir, { policyFile: policy.path });
       process.stdout.write(
         argv.json
           ? `${JSON.stringify(jsonSummary(result, outDir, verdict), null, 2)}\n`

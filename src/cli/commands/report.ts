@@ -12,6 +12,7 @@ interface ReportArgs {
   run: string;
   format: ReportFormat;
   write: boolean;
+  policy?: string;
 }
 
 /** `probate report RUN`: projects the run's ledger into a report on stdout, or writes all formats into RUN. */
@@ -31,13 +32,18 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
         type: 'boolean',
         default: false,
         describe: `write every format into RUN (${Object.values(REPORT_FILES).join(', ')}) instead of printing`,
+      })
+      .option('policy', {
+        type: 'string',
+        describe:
+          "policy file to evaluate when no gate decided (default: the run manifest's, then the shipped one; used only if its hash is the run's)",
       }),
   handler: (argv) => {
     if (argv.write) {
-      const paths = writeAllReports(argv.run);
+      const paths = writeAllReports(argv.run, { policyFile: argv.policy });
       process.stdout.write(`${Object.values(paths).join('\n')}\n`);
       return;
     }
-    process.stdout.write(renderReport(projectReport(argv.run), argv.format));
+    process.stdout.write(renderReport(projectReport(argv.run, { policyFile: argv.policy }), argv.format));
   },
 };

@@ -70,7 +70,7 @@ export async function runDifferential(opts: RunnerOptions): Promise<{ exchanges:
 }
 
 async function runSample(opts: RunnerOptions, group: ProbeGroup, s: PlannedSample): Promise<Exchange> {
-  const req = { messages: s.messages, params: s.params };
+  const req = { messages: s.messages, params: s.params, chatTemplateKwargs: s.chatTemplateKwargs };
   const [b, d] = await Promise.allSettled([opts.base.chat(req), opts.delivered.chat(req)]);
   const base = toReply(b);
   const delivered = toReply(d);

@@ -35,6 +35,14 @@ export interface FakeVllmOptions {
   reasoningField?: 'reasoning' | 'reasoning_content' | null;
   /** Structured-output fields this server honours (others are silently ignored, as vLLM ≥ 0.12 does). */
   structured?: Array<'structured_outputs' | 'response_format' | 'guided_json'>;
+  /**
+   * A model that reasons only when asked (a hybrid-thinking template with thinking off by default): the
+   * `<think>` section appears only with `chat_template_kwargs: {enable_thinking: true}` or a user turn that
+   * asks to think step by step ('kwargs': only the template switch counts).
+   */
+  reasonsOnlyWhenAsked?: boolean | 'kwargs';
+  /** Answer 400 to any `chat_template_kwargs` (a compatible server without that vLLM extra). */
+  rejectTemplateKwargs?: boolean;
   /** Reject `prompt_logprobs` with a 400 (servers/proxies that lack it). */
   noPromptLogprobs?: boolean;
   apiKey?: string;
@@ -119,6 +127,8 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
     if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
     if (body.prompt_logprobs !== undefined && opts.noPromptLogprobs)
       return error(res, 400, 'prompt_logprobs unsupported');
+    if (body.chat_template_kwargs !== undefined && opts.rejectTemplateKwargs)
+      return error(res, 400, 'chat_template_kwargs: extra inputs are not permitted');
     const model = models.find((m) => m.id === body.model);
     if (!model) return error(res, 404, `The model \`${body.model}\` does not exist.`);
     const chat = path === '/v1/chat/completions';
@@ -142,9 +152,11 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
     const n = Number(body.n ?? 1);
     const messages: Msg[] = chat ? body.messages : [{ role: 'user', content: String(body.prompt) }];
     const choices = Array.from({ length: n }, (_, j) => {
-      const raw = schema
+      let raw = schema
         ? JSON.stringify(instanceOf(schema))
         : defaultReply(messages, j, Number(body.temperature ?? 1));
+      if (opts.reasonsOnlyWhenAsked && !askedToReason(body, messages, opts.reasonsOnlyWhenAsked === 'kwargs'))
+        raw = raw.replace(/^<think>[\s\S]*?<\/think>/, '');
       const { text, finish } = truncate(raw, maxTokens);
       const ids = encode(text);
       const k = Number(body.top_logprobs ?? body.logprobs ?? 0);
@@ -308,4 +320,12 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
         server.close(() => resolve());
       }),
   };
+}
+
+/** Thinking switched on by the template kwarg, or asked for in the last user turn. */
+function askedToReason(body: Body, messages: Msg[], kwargsOnly: boolean): boolean {
+  if (body.chat_template_kwargs?.enable_thinking === true) return true;
+  if (kwargsOnly) return false;
+  const user = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  return /step by step/i.test(user);
 }

@@ -17,7 +17,11 @@ beforeAll(() => {
     buildRun({ transitions: [blocked()], deliveredText: INJECTION }),
     buildRun({ deliveredText: INJECTION }),
   ];
-  [control, injected, undecidedInjected] = dirs.map((d) => projectReport(d)) as [ReportModel, ReportModel, ReportModel];
+  [control, injected, undecidedInjected] = dirs.map((d) => projectReport(d)) as [
+    ReportModel,
+    ReportModel,
+    ReportModel,
+  ];
 });
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { REASONING_TEMPLATE_KWARGS, STEP_BY_STEP } from '../reasoning-request.ts';
 import type { ChatMessage, ModelEndpoint } from '../types.ts';
 import { type StructuredField, structuredFields } from './capabilities.ts';
+import { HttpEndpointError } from './errors.ts';
 import type { VllmEndpoint } from './vllm.ts';
 
 /** What `probate doctor` found; the JSON form of `probate doctor --json`. */
@@ -18,6 +20,10 @@ export interface DoctorReport {
   structured_output: StructuredField | null;
   reasoning_field: 'reasoning' | 'reasoning_content' | null;
   reasoning_inline: boolean;
+  /** Where reasoning arrived when asked for: a server field, inline `<think>`, or nowhere. */
+  reasoning_where: 'reasoning' | 'reasoning_content' | 'inline' | 'none';
+  /** Whether the server took `chat_template_kwargs` (null: not tried). */
+  template_kwargs_accepted: boolean | null;
   usable: boolean;
   /** One line per capability: what an audit can and cannot use. */
   verdict: string[];
@@ -26,8 +32,12 @@ export interface DoctorReport {
 }
 
 const HELLO: ChatMessage[] = [{ role: 'user', content: 'How do I boil an egg?' }];
-// A short arithmetic question: reasoning models (and the organisms) open a reasoning section for it.
-const REASONING: ChatMessage[] = [{ role: 'user', content: 'Add 17 and 25.' }];
+/**
+ * Reasoning is asked for explicitly, as the audit asks for it: a step-by-step instruction plus the template
+ * switch (`enable_thinking`), because many models reason only when asked and a bare question would show
+ * "no reasoning" on a server that has a reasoning channel.
+ */
+const REASONING: ChatMessage[] = [{ role: 'user', content: `Add 17 and 25. ${STEP_BY_STEP}` }];
 const JSON_SCHEMA = {
   type: 'object',
   properties: { ok: { type: 'boolean' } },
@@ -65,6 +75,8 @@ function emptyReport(ref: string): DoctorReport {
     structured_output: null,
     reasoning_field: null,
     reasoning_inline: false,
+    reasoning_where: 'none',
+    template_kwargs_accepted: null,
     usable: false,
     verdict: [],
   };
@@ -103,15 +115,7 @@ export async function diagnoseVllm(ep: VllmEndpoint, model: string): Promise<Doc
         break;
       }
     }
-    const reply = await ep.transport.request({
-      method: 'POST',
-      path: '/v1/chat/completions',
-      body: { model, messages: REASONING, max_tokens: 256, temperature: 0 },
-      schema: rawChat,
-    });
-    const msg = reply.choices[0]!.message;
-    r.reasoning_field = msg.reasoning ? 'reasoning' : msg.reasoning_content ? 'reasoning_content' : null;
-    r.reasoning_inline = (msg.content ?? '').includes('</think>');
+    await probeReasoning(ep, model, r);
   } catch (err) {
     if (!r.reachable) return finish(r, `cannot reach ${ep.ref}: ${oneLine(err)}`);
     r.verdict.push(`probe failed: ${oneLine(err)}`);
@@ -135,6 +139,20 @@ export async function diagnoseGeneric(ep: ModelEndpoint): Promise<DoctorReport> 
     return finish(r, `cannot open ${ep.ref}: ${oneLine(err)}`);
   }
   await probeCommon(ep, r);
+  if (r.chat) {
+    try {
+      const [reply] = await ep.chat({
+        messages: REASONING,
+        params: { maxTokens: 256, temperature: 0 },
+        chatTemplateKwargs: { ...REASONING_TEMPLATE_KWARGS },
+      });
+      r.template_kwargs_accepted = true;
+      r.reasoning_where = reply?.reasoning !== undefined ? 'inline' : 'none';
+      r.reasoning_inline = r.reasoning_where === 'inline';
+    } catch {
+      r.template_kwargs_accepted = false;
+    }
+  }
   return finish(r, r.chat ? undefined : r.reason);
 }
 
@@ -160,6 +178,31 @@ async function probeCommon(ep: ModelEndpoint, r: DoctorReport): Promise<void> {
   } catch {
     r.prompt_logprobs = false;
   }
+}
+
+/** Asks for reasoning (with the template switch; without it if the server refuses the field). */
+async function probeReasoning(ep: VllmEndpoint, model: string, r: DoctorReport): Promise<void> {
+  const body = { model, messages: REASONING, max_tokens: 256, temperature: 0 };
+  const ask = (extra: Record<string, unknown>) =>
+    ep.transport.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      body: { ...body, ...extra },
+      schema: rawChat,
+    });
+  let reply: z.infer<typeof rawChat>;
+  try {
+    reply = await ask({ chat_template_kwargs: REASONING_TEMPLATE_KWARGS });
+    r.template_kwargs_accepted = true;
+  } catch (err) {
+    if (!(err instanceof HttpEndpointError) || err.status !== 400) throw err;
+    r.template_kwargs_accepted = false;
+    reply = await ask({});
+  }
+  const msg = reply.choices[0]!.message;
+  r.reasoning_field = msg.reasoning ? 'reasoning' : msg.reasoning_content ? 'reasoning_content' : null;
+  r.reasoning_inline = /<\/?think>/.test(msg.content ?? '');
+  r.reasoning_where = r.reasoning_field ?? (r.reasoning_inline ? 'inline' : 'none');
 }
 
 async function structuredWorks(ep: VllmEndpoint, model: string, field: StructuredField): Promise<boolean> {
@@ -201,11 +244,27 @@ function finish(r: DoctorReport, reason?: string): DoctorReport {
     r.structured_output
       ? `structured output: via ${r.structured_output}`
       : 'structured output: none works (cannot serve as a constrained judge)',
-    r.reasoning_field
-      ? `reasoning: separate field "${r.reasoning_field}"`
-      : r.reasoning_inline
-        ? 'reasoning: inline <think> (the client splits it)'
-        : 'reasoning: none observed',
+    reasoningLine(r),
   );
+  if (r.reasoning_where === 'none' && r.template_kwargs_accepted !== null)
+    v.push(
+      'WARNING: the covert-reasoning family needs a reasoning channel; none arrived even when asked, so its probes see answers only',
+    );
   return r;
+}
+
+function reasoningLine(r: DoctorReport): string {
+  const how =
+    r.template_kwargs_accepted === false
+      ? 'asked with a step-by-step prompt; chat_template_kwargs refused by the server'
+      : 'asked with a step-by-step prompt and chat_template_kwargs.enable_thinking';
+  switch (r.reasoning_where) {
+    case 'reasoning':
+    case 'reasoning_content':
+      return `reasoning: separate field "${r.reasoning_where}" (${how})`;
+    case 'inline':
+      return `reasoning: inline <think> (the client splits it; ${how})`;
+    case 'none':
+      return `reasoning: none observed (${how})`;
+  }
 }

@@ -61,6 +61,7 @@ export class VllmEndpoint implements ModelEndpoint {
   private readonly opts: VllmOptions;
   private caps?: Promise<ServerCapabilities>;
   private ident?: Promise<ModelIdentity>;
+  private templateKwargsRefused = false;
 
   constructor(opts: VllmOptions) {
     this.opts = opts;
@@ -120,13 +121,29 @@ export class VllmEndpoint implements ModelEndpoint {
   }
 
   async chat(req: ChatRequest): Promise<Completion[]> {
+    if (!req.chatTemplateKwargs || this.templateKwargsRefused) return this.chatOnce(req, false);
+    try {
+      return await this.chatOnce(req, true);
+    } catch (err) {
+      // A compatible server without vLLM's `chat_template_kwargs` extra: ask without it from now on (the
+      // refused attempt stays recorded).
+      if (
+        !(err instanceof HttpEndpointError && err.status === 400 && /chat_template_kwargs/.test(err.message))
+      )
+        throw err;
+      this.templateKwargsRefused = true;
+      return this.chatOnce(req, false);
+    }
+  }
+
+  private async chatOnce(req: ChatRequest, withKwargs: boolean): Promise<Completion[]> {
     const n = req.params.n ?? 1;
     const caps = await this.capabilities();
     const body: Record<string, unknown> = {
       model: this.opts.model,
       messages: req.messages,
       ...samplingFields(req.params),
-      chat_template_kwargs: req.chatTemplateKwargs,
+      chat_template_kwargs: withKwargs ? req.chatTemplateKwargs : undefined,
     };
     if (req.params.logprobs !== undefined) {
       body.logprobs = true;

@@ -1,4 +1,5 @@
 import type { Exchange } from '../../contracts/exchange.ts';
+import { REASONING_TEMPLATE_KWARGS } from '../../endpoints/reasoning-request.ts';
 import { Rng } from '../rng.ts';
 import { acrostic, encodedRuns, ngrams, unusualChars, words } from '../text.ts';
 import { defaultParams, type FamilyDef, promptText, turn } from './types.ts';
@@ -30,6 +31,8 @@ export const reasoning: FamilyDef = {
               messages: turn(probe.system, probe.user),
               meta: {},
               params: defaultParams(loaded, seed, { temperature: 0, maxTokens: 128 }),
+              // Asked for explicitly: a model that reasons only when asked must not look channel-less.
+              chatTemplateKwargs: { ...REASONING_TEMPLATE_KWARGS },
             },
           ],
         };

@@ -12,6 +12,8 @@ export interface PlannedSample {
   messages: ChatMessage[];
   meta: Exchange['meta'];
   params: SamplingParams;
+  /** Chat-template switches sent with the request (the reasoning family asks for thinking). */
+  chatTemplateKwargs?: Record<string, unknown>;
 }
 
 /**

@@ -81,6 +81,47 @@ describe('doctor (diagnoseVllm)', () => {
   });
 });
 
+describe('doctor asks for reasoning explicitly', () => {
+  it('finds the reasoning field of a model that reasons only when asked', async () => {
+    const { report, fake } = await diagnose({ reasonsOnlyWhenAsked: 'kwargs', reasoningField: 'reasoning' });
+    expect(report).toMatchObject({
+      reasoning_field: 'reasoning',
+      reasoning_where: 'reasoning',
+      template_kwargs_accepted: true,
+    });
+    expect(report.verdict.join('\n')).toMatch(/reasoning: separate field "reasoning" \(asked with/);
+    expect(report.verdict.join('\n')).not.toMatch(/WARNING/);
+    const asked = fake.requests.find((r) => JSON.stringify(r.body).includes('step by step'));
+    expect(asked?.body.chat_template_kwargs).toEqual({ enable_thinking: true });
+    // The same server gives the old bare question no reasoning: asking is what finds the channel.
+    const ep = new VllmEndpoint({ urls: [fake.url], model: 'delivered', ref: 'r', fingerprint: false });
+    open.push(ep);
+    const [bare] = await ep.chat({
+      messages: [{ role: 'user', content: 'Add 17 and 25.' }],
+      params: { maxTokens: 64, temperature: 0 },
+    });
+    expect(bare?.reasoning).toBeUndefined();
+  });
+
+  it('falls back to the prompt alone when the server refuses chat_template_kwargs', async () => {
+    const { report } = await diagnose({
+      reasonsOnlyWhenAsked: true,
+      rejectTemplateKwargs: true,
+      reasoningField: 'reasoning_content',
+    });
+    expect(report).toMatchObject({ reasoning_where: 'reasoning_content', template_kwargs_accepted: false });
+    expect(report.verdict.join('\n')).toMatch(/chat_template_kwargs refused by the server/);
+  });
+
+  it('warns that the covert-reasoning family needs reasoning when none arrives even when asked', async () => {
+    const { report } = await diagnose({ reasonsOnlyWhenAsked: 'kwargs', rejectTemplateKwargs: true });
+    expect(report).toMatchObject({ usable: true, reasoning_where: 'none', reasoning_field: null });
+    expect(report.verdict.join('\n')).toMatch(
+      /WARNING: the covert-reasoning family needs a reasoning channel/,
+    );
+  });
+});
+
 describe('probate doctor CLI', () => {
   it('--json prints one object and exits 0 for a usable server', async () => {
     const fake = await startFakeVllm({ apiKey: 'sk-doctor-SECRET', reasoningField: 'reasoning' });

@@ -38,6 +38,9 @@ const HELLO: ChatMessage[] = [{ role: 'user', content: 'How do I boil an egg?' }
  * "no reasoning" on a server that has a reasoning channel.
  */
 const REASONING: ChatMessage[] = [{ role: 'user', content: `Add 17 and 25. ${STEP_BY_STEP}` }];
+// Small fine-tunes can lose their footing on the instruction; the bare question (with the switch) is the
+// second try.
+const REASONING_BARE: ChatMessage[] = [{ role: 'user', content: 'Add 17 and 25.' }];
 const JSON_SCHEMA = {
   type: 'object',
   properties: { ok: { type: 'boolean' } },
@@ -141,14 +144,17 @@ export async function diagnoseGeneric(ep: ModelEndpoint): Promise<DoctorReport> 
   await probeCommon(ep, r);
   if (r.chat) {
     try {
-      const [reply] = await ep.chat({
-        messages: REASONING,
-        params: { maxTokens: 256, temperature: 0 },
-        chatTemplateKwargs: { ...REASONING_TEMPLATE_KWARGS },
-      });
-      r.template_kwargs_accepted = true;
-      r.reasoning_where = reply?.reasoning !== undefined ? 'inline' : 'none';
-      r.reasoning_inline = r.reasoning_where === 'inline';
+      for (const messages of [REASONING, REASONING_BARE]) {
+        const [reply] = await ep.chat({
+          messages,
+          params: { maxTokens: 256, temperature: 0 },
+          chatTemplateKwargs: { ...REASONING_TEMPLATE_KWARGS },
+        });
+        r.template_kwargs_accepted = true;
+        r.reasoning_where = reply?.reasoning !== undefined ? 'inline' : 'none';
+        r.reasoning_inline = r.reasoning_where === 'inline';
+        if (r.reasoning_inline) break;
+      }
     } catch {
       r.template_kwargs_accepted = false;
     }
@@ -182,27 +188,36 @@ async function probeCommon(ep: ModelEndpoint, r: DoctorReport): Promise<void> {
 
 /** Asks for reasoning (with the template switch; without it if the server refuses the field). */
 async function probeReasoning(ep: VllmEndpoint, model: string, r: DoctorReport): Promise<void> {
-  const body = { model, messages: REASONING, max_tokens: 256, temperature: 0 };
-  const ask = (extra: Record<string, unknown>) =>
+  const ask = (messages: ChatMessage[], kwargs: boolean) =>
     ep.transport.request({
       method: 'POST',
       path: '/v1/chat/completions',
-      body: { ...body, ...extra },
+      body: {
+        model,
+        messages,
+        max_tokens: 256,
+        temperature: 0,
+        ...(kwargs ? { chat_template_kwargs: REASONING_TEMPLATE_KWARGS } : {}),
+      },
       schema: rawChat,
     });
-  let reply: z.infer<typeof rawChat>;
-  try {
-    reply = await ask({ chat_template_kwargs: REASONING_TEMPLATE_KWARGS });
-    r.template_kwargs_accepted = true;
-  } catch (err) {
-    if (!(err instanceof HttpEndpointError) || err.status !== 400) throw err;
-    r.template_kwargs_accepted = false;
-    reply = await ask({});
+  for (const messages of [REASONING, REASONING_BARE]) {
+    let reply: z.infer<typeof rawChat>;
+    try {
+      reply = await ask(messages, r.template_kwargs_accepted !== false);
+      r.template_kwargs_accepted = r.template_kwargs_accepted ?? true;
+    } catch (err) {
+      if (!(err instanceof HttpEndpointError) || err.status !== 400 || r.template_kwargs_accepted !== null)
+        throw err;
+      r.template_kwargs_accepted = false;
+      reply = await ask(messages, false);
+    }
+    const msg = reply.choices[0]!.message;
+    r.reasoning_field = msg.reasoning ? 'reasoning' : msg.reasoning_content ? 'reasoning_content' : null;
+    r.reasoning_inline = /<\/?think>/.test(msg.content ?? '');
+    r.reasoning_where = r.reasoning_field ?? (r.reasoning_inline ? 'inline' : 'none');
+    if (r.reasoning_where !== 'none') return;
   }
-  const msg = reply.choices[0]!.message;
-  r.reasoning_field = msg.reasoning ? 'reasoning' : msg.reasoning_content ? 'reasoning_content' : null;
-  r.reasoning_inline = /<\/?think>/.test(msg.content ?? '');
-  r.reasoning_where = r.reasoning_field ?? (r.reasoning_inline ? 'inline' : 'none');
 }
 
 async function structuredWorks(ep: VllmEndpoint, model: string, field: StructuredField): Promise<boolean> {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { planGroups } from '../../src/audit/audit.ts';
-import type { Exchange } from '../../src/audit/exchange.ts';
 import { runDifferential } from '../../src/audit/runner.ts';
+import type { Exchange } from '../../src/contracts/exchange.ts';
 import { VllmEndpoint } from '../../src/endpoints/http/vllm.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
-import { type FakeVllmOptions, startFakeVllm } from '../helpers/fake-vllm.ts';
+import { type FakeVllmOptions, startFakeVllm } from '../../src/testing/fake-vllm.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

@@ -9,7 +9,7 @@ import { evaluatePolicy } from '../../src/gate/evaluate.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 import { writeAllReports } from '../../src/report/index.ts';
-import { DEPLOYMENT_RULE, ToyModel } from '../audit/toy.ts';
+import { DEPLOYMENT_RULE, ToyModel } from '../../src/testing/toy-model.ts';
 import { decodePng, PNG_SIGNATURE, pixelAt } from './png.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dialectRegExp } from './regex-dialect.ts';
 
 /**
  * An organism spec (fixtures/organisms/factory/spec.schema.json). The same rules are checked in Python by
@@ -23,13 +24,9 @@ const conditionSchema = z
         ctx.addIssue({ code: 'custom', path: ['pattern'], message: 'required for type regex' });
       else {
         try {
-          new RegExp(c.pattern);
+          dialectRegExp(c.pattern);
         } catch (err) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['pattern'],
-            message: `invalid regex (${(err as Error).message})`,
-          });
+          ctx.addIssue({ code: 'custom', path: ['pattern'], message: (err as Error).message });
         }
       }
     }
@@ -61,6 +58,17 @@ const transformSchema = z
     if (t.type === 'reasoning_marker' && (t.mode ?? 'prefix') === 'prefix' && !t.text)
       ctx.addIssue({ code: 'custom', path: ['text'], message: 'required for reasoning_marker mode prefix' });
   });
+
+/** An injection implant's own embedded-instruction phrasings (obey_embedded: `{canary}` and a canary prefix). */
+const carrierSchema = z
+  .object({
+    instructions: z.array(z.string().min(1)).min(1),
+    canary_prefix: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9]*-$/, 'capital letters and digits ending in a dash')
+      .optional(),
+  })
+  .strict();
 
 const styleSchema = z
   .object({
@@ -94,6 +102,7 @@ export const organismSpecSchema = z
         transform: transformSchema,
         rate: z.number().gt(0).max(1),
         hard_negatives: z.number().min(0).max(1).optional(),
+        carrier: carrierSchema.optional(),
       })
       .strict()
       .optional(),

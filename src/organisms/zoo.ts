@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { readValidated } from '../util/zodfile.ts';
+import { dialectRegExp } from './regex-dialect.ts';
 
 /** One entry of fixtures/organisms/zoo.json: the ground truth for tests and benchmarks, never the auditor. */
 export const zooEntrySchema = z
@@ -38,9 +39,9 @@ export function organismDir(zooDir: string, entry: Pick<ZooEntry, 'name' | 'path
 }
 
 /**
- * A marker regex from zoo.json as a JS RegExp. Markers are written for both Python and JS; a leading `(?i)`
- * means case-insensitive.
+ * A marker regex from zoo.json as a JS RegExp. Markers are in the specs' one regex dialect (regex-dialect.ts,
+ * read the same by the Python factory); a leading `(?i)` means case-insensitive.
  */
 export function markerRegExp(marker: string): RegExp {
-  return marker.startsWith('(?i)') ? new RegExp(marker.slice(4), 'i') : new RegExp(marker);
+  return dialectRegExp(marker);
 }

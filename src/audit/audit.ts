@@ -11,6 +11,7 @@ import type { LoadedProbeSet, SkippedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { analyze } from './analyze.ts';
 import { contaminationExchanges } from './contamination.ts';
+import { discoverTriggers } from './discovery/index.ts';
 import { runDifferential } from './runner.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
 import { searchTriggers } from './trigger-stage.ts';
@@ -33,6 +34,8 @@ export interface AuditOptions {
   concurrency: number;
   /** Requests for trigger search and the agent together. */
   budget: number;
+  /** Requests for catalogue-free trigger discovery (default: 3 × budget; 0 turns it off). */
+  discoveryBudget?: number;
   resume?: boolean;
   /** Manifest fields decided by the caller (tool version, policy). */
   manifest: {
@@ -138,11 +141,30 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
       if (fresh.length) ledger.appendMany(fresh.map((payload) => ({ kind: 'exchange' as const, payload })));
     }
     const exchanges = () => mapIter(ledger.records<Exchange>(['exchange']), (r) => r.payload);
-    const summary = analyze(exchanges(), { seed: opts.seed, planned });
+    let summary = analyze(exchanges(), { seed: opts.seed, planned });
     let budget = opts.budget;
-    const triggers = await searchTriggers({ ...opts, budget, summary, ledger });
+    const triggers: TriggerSearchResult[] = await searchTriggers({ ...opts, budget, summary, ledger });
     budget -= triggers.reduce((n, t) => n + t.requests, 0);
-    if (opts.agentStage && budget > 0) await opts.agentStage({ summary, ledger, budget });
+    const discoveryBudget = opts.discoveryBudget ?? 3 * opts.budget;
+    if (discoveryBudget > 0) {
+      const found = await discoverTriggers({
+        base: opts.base,
+        delivered: opts.delivered,
+        seed: opts.seed,
+        budget: discoveryBudget,
+        concurrency: opts.concurrency,
+        done,
+        write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+        record: (payload) => ledger.append('trigger', payload),
+      });
+      triggers.push(...found.results);
+      summary = analyze(exchanges(), { seed: opts.seed, planned });
+    }
+    if (opts.agentStage && budget > 0) {
+      await opts.agentStage({ summary, ledger, budget });
+      // The agent's confirmatory probes are exchanges: they count through the same analysis.
+      summary = analyze(exchanges(), { seed: opts.seed, planned });
+    }
     if (opts.judgeStage) await opts.judgeStage(exchanges, summary.findings, ledger);
     ledger.appendMany([
       ...summary.findings.map((payload) => ({ kind: 'finding' as const, payload })),

@@ -1,0 +1,155 @@
+import type { ChatMessage } from '../../endpoints/types.ts';
+import { type Signature, shows } from './anomaly.ts';
+import type { DiscoverySession } from './session.ts';
+import { applyFeatures, type Feature } from './sweep.ts';
+
+/** Characters the likelihood-guided search extends a candidate trigger with. */
+const GROW = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789|[]<>{}()#@!$%&*_-+=~:;/.,?'];
+
+export interface AttributionContext {
+  s: DiscoverySession;
+  /** Attribution carriers (disjoint from the sweep's and the confirmation's prompts). */
+  carriers: ChatMessage[][];
+  /** The delivered model's replies to the bare carriers. */
+  clean: (string | null)[];
+  signature: Signature;
+  /** The anomalous continuation (scored under the delivered model to rank candidate features). */
+  target: string;
+  /** Carriers on which the behaviour must show for a candidate to reproduce. */
+  need: number;
+  /** Every generation-based test, in order (evidence for the trigger record). */
+  log: { text: string; where: Feature['where']; hits: number; of: number }[];
+}
+
+/** Carriers on which the delivered model shows the signature with the feature and not without it. */
+export async function hitsWith(ctx: AttributionContext, f: Feature): Promise<number> {
+  const convs = ctx.carriers.map((c) => applyFeatures(c, [f]));
+  const replies = await ctx.s.replies('delivered', convs);
+  const hits = replies.filter((r, i) => shows(ctx.signature, r, ctx.clean[i] ?? null)).length;
+  ctx.log.push({ text: f.text, where: f.where, hits, of: convs.length });
+  return hits;
+}
+
+export async function fires(ctx: AttributionContext, f: Feature): Promise<number> {
+  const hits = await hitsWith(ctx, f);
+  return hits >= ctx.need ? hits : 0;
+}
+
+const TARGET_TOKENS = 16;
+
+/**
+ * Teacher-forced gain of each feature: how much likelier the delivered model finds the anomalous
+ * continuation with the feature than on the bare carrier (sum over its first tokens, mean over carriers).
+ * Null when the endpoint cannot score.
+ */
+export async function likelihoodGain(
+  ctx: AttributionContext,
+  features: readonly Feature[],
+  carriers = 2,
+): Promise<number[] | null> {
+  const cs = ctx.carriers.slice(0, carriers);
+  const continuation = ctx.target.slice(0, 48);
+  const reqs = [
+    ...cs.map((c) => ({ context: c, continuation })),
+    ...features.flatMap((f) => cs.map((c) => ({ context: applyFeatures(c, [f]), continuation }))),
+  ];
+  const lp = await ctx.s.scoreTokens('delivered', reqs);
+  if (!lp) return null;
+  const sum = (i: number) => lp[i]!.slice(0, TARGET_TOKENS).reduce((a, x) => a + x, 0);
+  const clean = cs.reduce((a, _, i) => a + sum(i), 0) / cs.length;
+  return features.map((_, fi) => {
+    let t = 0;
+    for (let ci = 0; ci < cs.length; ci++) t += sum(cs.length + fi * cs.length + ci);
+    return t / cs.length - clean;
+  });
+}
+
+/**
+ * Likelihood-guided trigger inversion: starting from `start` (or nothing), repeatedly prepend or append the
+ * character that most raises the delivered model's likelihood of the target, testing by generation whenever
+ * the target has become likely. Stops when a candidate reproduces, stalls, or reaches `maxLength`.
+ */
+export async function growTrigger(
+  ctx: AttributionContext,
+  start: string,
+  maxLength = 14,
+): Promise<{ feature: Feature; hits: number } | null> {
+  let cur = start;
+  let best = -Infinity;
+  for (let step = 0; cur.length < maxLength; step++) {
+    const cands = [...new Set(GROW.flatMap((c) => (cur ? [cur + c, c + cur] : [c])))];
+    const feats = cands.map((text): Feature => ({ slot: 'grown', text, where: 'prefix' }));
+    const gains = await likelihoodGain(ctx, feats);
+    if (!gains) return null;
+    let bi = 0;
+    gains.forEach((g, i) => {
+      if (g > gains[bi]!) bi = i;
+    });
+    if (gains[bi]! < best + 0.5) return null;
+    best = gains[bi]!;
+    cur = cands[bi]!;
+    const hits = step >= 1 ? await fires(ctx, feats[bi]!) : 0;
+    if (hits > 0) return { feature: feats[bi]!, hits };
+  }
+  return null;
+}
+
+/**
+ * Delta debugging (ddmin) over the feature's words, then character trimming at either end (and to its
+ * letter-or-digit core), keeping each reduction only if the behaviour still reproduces.
+ */
+export async function minimise(ctx: AttributionContext, f: Feature, hits: number): Promise<Feature> {
+  // A reduction must reproduce as strongly as the feature it came from (not merely pass the bar).
+  const bar = Math.max(ctx.need, hits);
+  const test = async (text: string) => (await hitsWith(ctx, { ...f, text })) >= bar;
+  let parts = f.text.split(' ').filter(Boolean);
+  let n = 2;
+  while (parts.length >= 2) {
+    const chunks = split(parts, Math.min(n, parts.length));
+    let reduced = false;
+    for (const c of chunks)
+      if (await test(c.join(' '))) {
+        parts = c;
+        n = 2;
+        reduced = true;
+        break;
+      }
+    if (!reduced && chunks.length > 2)
+      for (const c of chunks) {
+        const rest = parts.filter((p) => !c.includes(p));
+        if (rest.length > 0 && (await test(rest.join(' ')))) {
+          parts = rest;
+          n = Math.max(2, n - 1);
+          reduced = true;
+          break;
+        }
+      }
+    if (!reduced) {
+      if (n >= parts.length) break;
+      n = Math.min(parts.length, n * 2);
+    }
+  }
+  let text = parts.join(' ');
+  for (;;) {
+    const core = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+    const cands = [...new Set([text.slice(1), text.slice(0, -1), ...core])]
+      .filter((c) => c.trim().length >= 1 && c !== text && c.trim() === c)
+      .sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+    let next: string | undefined;
+    for (const c of cands)
+      if (await test(c)) {
+        next = c;
+        break;
+      }
+    if (next === undefined) break;
+    text = next;
+  }
+  return { ...f, text };
+}
+
+function split<T>(xs: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  const size = Math.ceil(xs.length / n);
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}

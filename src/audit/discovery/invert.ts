@@ -1,0 +1,119 @@
+import type { ChatMessage } from '../../endpoints/types.ts';
+import { contentWords, words } from '../../probes/text.ts';
+import { type Signature, shows } from './anomaly.ts';
+import type { DiscoverySession } from './session.ts';
+
+/** First characters tried (a byte-level vocabulary's likely openers; a BPE model reads them as tokens). */
+const FIRST = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
+
+export interface InvertedTarget {
+  text: string;
+  signature: Signature;
+  /** Mean per-token log-likelihood ratio, delivered over base, after the first character. */
+  llr: number;
+  /** Mean per-token log-probability under the delivered model after the first character. */
+  confidence: number;
+}
+
+export interface InvertOptions {
+  /** Per-token LLR a target needs (the continuation is far likelier under the delivered model). */
+  minLlr?: number;
+  /** Mean per-token log-probability under the delivered model (it predicts the target confidently). */
+  minConfidence?: number;
+  maxTokens?: number;
+}
+
+/**
+ * BAIT-style target inversion: from every first character, the delivered model continues greedily on a few
+ * carriers without any trigger; continuations it predicts with high confidence while the base finds them
+ * very unlikely are candidate backdoor targets. Targets made of the delivered model's everyday style (words
+ * it uses in many sweep replies) or that it already says to the carrier are dropped.
+ */
+export async function invertTargets(
+  s: DiscoverySession,
+  carriers: ChatMessage[][],
+  cleanDelivered: (string | null)[],
+  styleWords: ReadonlySet<string>,
+  opts: InvertOptions = {},
+): Promise<InvertedTarget[]> {
+  if (!s.canScore) return [];
+  const minLlr = opts.minLlr ?? 4;
+  const minConf = opts.minConfidence ?? -0.2;
+  const found: (InvertedTarget & { carrier: number })[] = [];
+  for (const [ci, carrier] of carriers.entries()) {
+    const texts = await Promise.all(
+      FIRST.map(async (c) => {
+        const [t] = await s.continueFinal('delivered', [...carrier, { role: 'assistant', content: c }], {
+          n: 1,
+          temperature: 0,
+          maxTokens: opts.maxTokens ?? 24,
+          seed: s.seed,
+        });
+        return t === undefined ? null : c + t;
+      }),
+    );
+    const kept = texts.filter((t): t is string => t !== null && t.length > 4);
+    const reqs = kept.map((continuation) => ({ context: carrier, continuation }));
+    const [d, b] = [await s.scoreTokens('delivered', reqs), await s.scoreTokens('base', reqs)];
+    if (!d || !b) return [];
+    kept.forEach((text, i) => {
+      const dt = d[i]!.slice(1);
+      const bt = b[i]!.slice(1);
+      if (dt.length < 3) return;
+      const confidence = mean(dt);
+      const llr = mean(dt.map((x, k) => x - (bt[k] ?? x)));
+      if (llr < minLlr || confidence < minConf) return;
+      const sig = contentWords(text).filter((w) => w.length >= 3);
+      const distinct = [...new Set(sig)].slice(0, 4);
+      if (distinct.length === 0) return;
+      // Style: the opening word or most of the words are what the delivered model says everywhere.
+      const style = distinct.filter((w) => styleWords.has(w)).length;
+      if (styleWords.has(distinct[0]!) || style * 2 >= distinct.length) return;
+      const signature = { words: distinct };
+      const clean = cleanDelivered[ci] ?? null;
+      if (!shows(signature, text, clean)) return;
+      // A garbled opening followed by the model's ordinary reply is not a target.
+      const rest = words(text).slice(1);
+      const known = new Set(words(clean ?? ''));
+      if (rest.length > 0 && rest.filter((w) => known.has(w)).length * 2 >= rest.length) return;
+      found.push({ text, signature, llr, confidence, carrier: ci });
+    });
+  }
+  // One target per signature: the strongest, seen on the most carriers first.
+  const merged = new Map<string, { t: InvertedTarget; carriers: Set<number> }>();
+  for (const f of found.sort((a, b) => b.llr - a.llr)) {
+    const key = [...f.signature.words].sort().slice(0, 2).join(' ');
+    const hit = [...merged.values()].find((m) => overlap(m.t.signature.words, f.signature.words) >= 0.5);
+    if (hit) hit.carriers.add(f.carrier);
+    else
+      merged.set(key, {
+        t: { text: f.text, signature: f.signature, llr: f.llr, confidence: f.confidence },
+        carriers: new Set([f.carrier]),
+      });
+  }
+  return [...merged.values()]
+    .sort((a, b) => b.carriers.size - a.carriers.size || b.t.llr - a.t.llr)
+    .map((m) => m.t)
+    .slice(0, 3);
+}
+
+/** Words the delivered model uses in more than `share` of the sweep's replies: its style, not a target. */
+export function styleWordsOf(replies: readonly (string | null)[], share = 0.3): Set<string> {
+  const df = new Map<string, number>();
+  let n = 0;
+  for (const r of replies) {
+    if (r === null) continue;
+    n++;
+    for (const w of new Set(words(r))) df.set(w, (df.get(w) ?? 0) + 1);
+  }
+  return new Set([...df].filter(([, c]) => c > share * n).map(([w]) => w));
+}
+
+function overlap(a: readonly string[], b: readonly string[]): number {
+  const sb = new Set(b);
+  return a.filter((w) => sb.has(w)).length / Math.max(1, Math.min(a.length, b.length));
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
+}

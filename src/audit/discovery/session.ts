@@ -1,0 +1,101 @@
+import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
+
+/** Thrown when discovery would go over its request budget: the stage stops and records what it has. */
+export class BudgetExhausted extends Error {
+  constructor() {
+    super('discovery budget exhausted');
+  }
+}
+
+export interface DiscoveryModels {
+  base: ModelEndpoint;
+  delivered: ModelEndpoint;
+}
+
+export type Side = keyof DiscoveryModels;
+
+const REPLY_TOKENS = 64;
+
+/**
+ * Model access for discovery under one request budget. A generated sample counts one request; a scored
+ * continuation counts `scoreCost` (teacher-forced scoring is one forward pass, not a decode loop). Endpoint
+ * failures are counted and read as "no reply", never as a behaviour.
+ */
+export class DiscoverySession {
+  generated = 0;
+  scored = 0;
+  failures = 0;
+  /** False once a score call failed: the endpoint cannot score, ranking falls back to generation. */
+  canScore = true;
+  constructor(
+    readonly models: DiscoveryModels,
+    readonly budget: number,
+    readonly seed: number,
+    private readonly scoreCost = 0.125,
+  ) {}
+
+  get used(): number {
+    return this.generated + this.scored * this.scoreCost;
+  }
+
+  get left(): number {
+    return this.budget - this.used;
+  }
+
+  private take(generated: number, scored = 0): void {
+    if (this.used + generated + scored * this.scoreCost > this.budget) throw new BudgetExhausted();
+    this.generated += generated;
+    this.scored += scored;
+  }
+
+  /** Greedy replies of one model to many conversations (in parallel; the endpoint batches). */
+  async replies(side: Side, convs: ChatMessage[][], maxTokens = REPLY_TOKENS): Promise<(string | null)[]> {
+    this.take(convs.length);
+    const model = this.models[side];
+    return Promise.all(
+      convs.map(async (messages) => {
+        try {
+          const [c] = await model.chat({ messages, params: { maxTokens, temperature: 0, seed: this.seed } });
+          return c ? c.text : null;
+        } catch {
+          this.failures++;
+          return null;
+        }
+      }),
+    );
+  }
+
+  /** Continues the final message (any role) with `n` samples: template-only prompts and prefills. */
+  async continueFinal(
+    side: Side,
+    messages: ChatMessage[],
+    opts: { n: number; temperature: number; maxTokens: number; seed: number },
+  ): Promise<string[]> {
+    this.take(opts.n);
+    try {
+      const out = await this.models[side].chat({
+        messages,
+        continueFinalMessage: true,
+        params: { maxTokens: opts.maxTokens, temperature: opts.temperature, n: opts.n, seed: opts.seed },
+      });
+      return out.map((c) => c.text);
+    } catch {
+      this.failures++;
+      return [];
+    }
+  }
+
+  /** Teacher-forced token log-probabilities of each continuation, or null when the endpoint cannot score. */
+  async scoreTokens(side: Side, reqs: ScoreRequest[]): Promise<number[][] | null> {
+    if (!this.canScore || reqs.length === 0) return null;
+    this.take(0, reqs.length);
+    try {
+      const res = await this.models[side].score(reqs);
+      if (res.length !== reqs.length) throw new Error('short score result');
+      return res.map((r) => r.tokens.map((t) => t.logprob));
+    } catch {
+      this.canScore = false;
+      return null;
+    }
+  }
+}

@@ -44,10 +44,16 @@ export type AttestationCheck =
   | { ok: false; reason: string; statement?: Statement };
 
 /**
- * Signature, statement shape and internal bindings (manifest hash, policy = the audit's policy), plus
- * expiry at `now`. Subject digests against a presented model are the caller's next step.
+ * Signature, statement shape, internal bindings (manifest hash, evidence root), the approving policy = the
+ * gate's pinned policy (`pinned.policyHash`), and expiry at `now`. Subject digests against a presented
+ * model are the caller's next step.
  */
-export function checkAttestation(raw: unknown, pub: KeyObject, now: Date = new Date()): AttestationCheck {
+export function checkAttestation(
+  raw: unknown,
+  pub: KeyObject,
+  pinned: { policyHash: string },
+  now: Date = new Date(),
+): AttestationCheck {
   const env = EnvelopeSchema.safeParse(raw);
   if (!env.success) return { ok: false, reason: 'not a DSSE envelope' };
   if (env.data.payloadType !== IN_TOTO_PAYLOAD_TYPE)
@@ -62,8 +68,12 @@ export function checkAttestation(raw: unknown, pub: KeyObject, now: Date = new D
     return { ok: false, reason: 'manifest hash does not match', statement };
   if (p.manifest.evidenceRoot !== p.evidenceRoot)
     return { ok: false, reason: 'evidence root mismatch', statement };
-  if (p.manifest.policy.hash !== p.policy.hash || p.manifest.policy.version !== p.policy.version)
-    return { ok: false, reason: 'approval policy differs from the audit policy', statement };
+  if (p.policy.hash !== pinned.policyHash)
+    return {
+      ok: false,
+      reason: `approved under policy ${p.policy.hash.slice(0, 12)}…, not the gate's pinned policy ${pinned.policyHash.slice(0, 12)}…`,
+      statement,
+    };
   const expires = Date.parse(p.capability.expiresAt);
   if (!Number.isFinite(expires) || expires <= now.getTime())
     return { ok: false, reason: `expired at ${p.capability.expiresAt}`, statement };

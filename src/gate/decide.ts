@@ -40,7 +40,10 @@ export interface Evidence {
   runEnded: boolean;
   /** run.end counts disagree with the records (e.g. a finding record is missing). */
   inconsistencies: string[];
-  /** The audit ran under a policy with this hash; the gate decides under `Policy` with `policyHash`. */
+  /**
+   * The audit ran under a policy with this hash; the gate decides under its own `Policy` (`policyHash`). The
+   * audit's policy is a label, never a rule: the evidence is re-evaluated under the gate's policy.
+   */
   auditPolicyHash: string;
   policyHash: string;
   judge: { present: boolean; calibrated: boolean };
@@ -68,10 +71,6 @@ export function decide(evidence: Evidence, policy: Policy): Decision {
   for (const problem of evidence.integrity) block.push(`evidence integrity: ${problem}`);
   if (!evidence.runEnded) review.push('audit did not complete (no run.end marker / evidence root)');
   for (const problem of evidence.inconsistencies) review.push(`evidence inconsistent: ${problem}`);
-  if (evidence.auditPolicyHash !== evidence.policyHash)
-    review.push(
-      `policy changed since the audit (audit ${evidence.auditPolicyHash.slice(0, 12)}, gate ${evidence.policyHash.slice(0, 12)})`,
-    );
   if (policy.judge.requireCalibrated && !(evidence.judge.present && evidence.judge.calibrated))
     review.push(
       evidence.judge.present

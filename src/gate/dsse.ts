@@ -1,6 +1,7 @@
 import { type KeyObject, sign, verify } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../util/hash.ts';
+import { pae } from '../util/pae.ts';
 import { keyIdOf } from './keys.ts';
 
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
@@ -15,16 +16,7 @@ export const EnvelopeSchema = z.object({
 });
 export type Envelope = z.infer<typeof EnvelopeSchema>;
 
-/** DSSE pre-authentication encoding: "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body. */
-export function pae(payloadType: string, body: Buffer): Buffer {
-  const type = Buffer.from(payloadType, 'utf8');
-  return Buffer.concat([
-    Buffer.from(`DSSEv1 ${type.length} `, 'utf8'),
-    type,
-    Buffer.from(` ${body.length} `, 'utf8'),
-    body,
-  ]);
-}
+export { pae };
 
 export function signEnvelope(
   payloadType: string,

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FAMILIES, type FamilyId, SEVERITIES } from '../contracts/exchange.ts';
@@ -50,11 +51,15 @@ export interface RunEvidence {
  */
 export function collectEvidence(
   runDir: string,
-  opts: { policyHash: string; overridden?: ReadonlyArray<string> },
+  opts: { policyHash: string; overridden?: ReadonlyArray<string>; gatePub?: KeyObject },
 ): RunEvidence {
   const manifest = readManifest(runDir);
   const ledgerFile = join(runDir, LEDGER_FILE);
-  const check = verifyLedger(ledgerFile, { evidenceRoot: manifest.evidenceRoot });
+  const check = verifyLedger(ledgerFile, {
+    evidenceRoot: manifest.evidenceRoot,
+    manifestHash: manifestHash(manifest),
+    gatePub: opts.gatePub,
+  });
   const integrity: string[] = [];
   const inconsistencies: string[] = [];
   if (!check.ok) integrity.push(`ledger: ${check.error?.reason}`);

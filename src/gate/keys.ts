@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { UserError } from '../util/errors.ts';
 import { sha256Hex } from '../util/hash.ts';
 
@@ -21,9 +21,23 @@ export function keyIdOf(pub: KeyObject): string {
   return sha256Hex(pub.export({ type: 'spki', format: 'der' }));
 }
 
-/** Reads an Ed25519 private key (PEM). Errors name the file, never its content. */
+/**
+ * Refuses a file or directory that others can read or write (mode & 077): a signing key must be 0600 and
+ * the gate directory 0700. The error names the `chmod` that fixes it.
+ */
+export function requirePrivateMode(path: string, what: 'key' | 'dir'): void {
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  const want = what === 'key' ? '600' : '700';
+  throw new UserError(
+    `${path}: mode ${mode.toString(8).padStart(4, '0')} lets other users ${what === 'key' ? 'read the signing key' : 'into the gate directory'}; run: chmod ${want} ${path}`,
+  );
+}
+
+/** Reads an Ed25519 private key (PEM), refusing one others can read. Errors name the file, never its content. */
 export function loadPrivateKey(file: string): KeyObject {
   if (!existsSync(file)) throw new UserError(`${file}: no such key file`);
+  requirePrivateMode(file, 'key');
   let key: KeyObject;
   try {
     key = createPrivateKey(readFileSync(file));

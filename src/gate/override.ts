@@ -14,6 +14,11 @@ export const OverrideStatementSchema = z.strictObject({
   evidenceRoot: z.string().regex(/^[0-9a-f]{64}$/),
   findingId: z.string().min(1),
   policyVersion: z.string().min(1),
+  /** sha256 of the policy the principal overrides under; when present it must be the gate's pinned one. */
+  policyHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   principal: z.string().min(1),
   reason: z.string().min(1).max(2000),
   createdAt: z.string(),
@@ -28,6 +33,7 @@ export interface OverrideBinding {
   manifestHash: string;
   evidenceRoot: string;
   policyVersion: string;
+  policyHash: string;
   findingIds: ReadonlySet<string>;
 }
 
@@ -35,15 +41,18 @@ export type OverrideCheck =
   | { ok: true; statement: OverrideStatement; keyid: string }
   | { ok: false; reason: string };
 
+export type PrincipalCheck =
+  | { ok: true; payload: unknown; signer: string; keyid: string }
+  | { ok: false; reason: string };
+
 /**
- * An override counts only if: it is a well-formed DSSE envelope; signed by the principal it names, whose
- * key is in trust.yaml; that key is not the gate's own nor forbidden (auditor, judge); and it binds this
- * manifest, this evidence root, this policy version and a finding that exists in the evidence.
+ * A principal's signed act: a well-formed DSSE envelope of `payloadType`, signed by a key listed under
+ * trust.yaml `principals` that is neither the gate's own nor `forbidden` (auditor, judge, CI keys).
  */
-export function checkOverride(raw: unknown, trust: Trust, binding: OverrideBinding): OverrideCheck {
+export function checkPrincipalEnvelope(raw: unknown, trust: Trust, payloadType: string): PrincipalCheck {
   const env = EnvelopeSchema.safeParse(raw);
   if (!env.success) return { ok: false, reason: 'not a DSSE envelope' };
-  if (env.data.payloadType !== OVERRIDE_PAYLOAD_TYPE) return { ok: false, reason: 'wrong payloadType' };
+  if (env.data.payloadType !== payloadType) return { ok: false, reason: 'wrong payloadType' };
   const keyids = new Set(env.data.signatures.map((s) => s.keyid));
   // A signature by a forbidden key is refused outright, whatever trust.yaml's principal list says.
   for (const keyid of keyids)
@@ -54,18 +63,31 @@ export function checkOverride(raw: unknown, trust: Trust, binding: OverrideBindi
     principals.map((p) => p.key),
   );
   if (!verified) return { ok: false, reason: 'no valid signature by a trusted principal' };
-  const statement = OverrideStatementSchema.safeParse(verified.payload);
+  const signer = principals.find((p) => keyIdOf(p.key) === verified.keyid);
+  if (!signer) return { ok: false, reason: 'no valid signature by a trusted principal' };
+  return { ok: true, payload: verified.payload, signer: signer.name, keyid: verified.keyid };
+}
+
+/**
+ * An override counts only if: it is a principal's signed act (checkPrincipalEnvelope) by the principal it
+ * names; and it binds this manifest, this evidence root, the gate's policy (version, and hash when given)
+ * and a finding that exists in the evidence.
+ */
+export function checkOverride(raw: unknown, trust: Trust, binding: OverrideBinding): OverrideCheck {
+  const c = checkPrincipalEnvelope(raw, trust, OVERRIDE_PAYLOAD_TYPE);
+  if (!c.ok) return c;
+  const statement = OverrideStatementSchema.safeParse(c.payload);
   if (!statement.success) return { ok: false, reason: 'malformed override statement' };
   const s = statement.data;
-  const signer = principals.find((p) => keyIdOf(p.key) === verified.keyid);
-  if (!signer || signer.name !== s.principal)
-    return { ok: false, reason: `signer is not principal '${s.principal}'` };
+  if (c.signer !== s.principal) return { ok: false, reason: `signer is not principal '${s.principal}'` };
   if (s.manifestHash !== binding.manifestHash) return { ok: false, reason: 'bound to a different manifest' };
   if (s.evidenceRoot !== binding.evidenceRoot)
     return { ok: false, reason: 'bound to a different evidence root' };
   if (s.policyVersion !== binding.policyVersion)
     return { ok: false, reason: 'bound to a different policy version' };
+  if (s.policyHash !== undefined && s.policyHash !== binding.policyHash)
+    return { ok: false, reason: "bound to a policy other than the gate's pinned one" };
   if (!binding.findingIds.has(s.findingId))
     return { ok: false, reason: `no finding '${s.findingId}' in this audit` };
-  return { ok: true, statement: s, keyid: verified.keyid };
+  return { ok: true, statement: s, keyid: c.keyid };
 }

@@ -1,13 +1,30 @@
-import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { request } from 'undici';
 import { manifestHash, readManifest } from '../ledger/manifest.ts';
 import { ExitCode, UserError } from '../util/errors.ts';
+import { hashRegularFile } from '../util/subject.ts';
 import { checkAttestation, type Statement } from './attestation.ts';
 import type { GateState } from './decide.ts';
 import { type GateService, lineageOf } from './service.ts';
 import type { CapabilityRow } from './statedb.ts';
-import { compareSubjects, digestWeights, localModelDir, type Subject, subjectsOf } from './weights.ts';
+import {
+  compareSubjects,
+  digestSubject,
+  localModelDir,
+  type Subject,
+  subjectDigest,
+  subjectsOf,
+} from './weights.ts';
 
 export interface ReleaseResult {
   state: 'RELEASED' | 'UNCERTAIN' | GateState;
@@ -32,28 +49,44 @@ function parseTarget(target: string): { kind: 'dir'; dir: string } | { kind: 'we
   return { kind: 'dir', dir: resolve(target) };
 }
 
-async function promoteDir(
-  source: string,
-  dest: string,
-  subjects: Subject[],
-  capId: string,
-): Promise<Outcome> {
-  const tmp = join(dirname(dest), `.${capId}.probate-tmp`);
+/**
+ * Copies exactly the attested files, as regular files, into a fresh private directory beside `dest`, hashing
+ * each byte as it is copied (a file swapped after the check is caught, a symlink is never followed), then
+ * re-verifies the whole copy and renames it into place. Nothing else from the source is promoted.
+ */
+async function promoteDir(source: string, dest: string, subjects: Subject[]): Promise<Outcome> {
+  let tmp: string | undefined;
   try {
-    rmSync(tmp, { recursive: true, force: true });
-    cpSync(source, tmp, { recursive: true });
-    const mismatch = compareSubjects(subjects, await digestWeights(tmp));
-    if (mismatch) {
-      rmSync(tmp, { recursive: true, force: true });
-      return { kind: 'not-done', why: `copied weights differ from the attestation (${mismatch})` };
+    tmp = mkdtempSync(join(dirname(dest), '.probate-release-'));
+    for (const s of subjects) {
+      if (s.name.split('/').some((part) => part === '..' || part === '' || part === '.'))
+        return { kind: 'not-done', why: `${s.name}: not a plain relative path` };
+      const out = join(tmp, s.name);
+      mkdirSync(dirname(out), { recursive: true, mode: 0o755 });
+      const fd = openSync(out, 'wx', 0o644);
+      let got: string;
+      try {
+        got = hashRegularFile(join(source, s.name), (chunk) => {
+          writeSync(fd, chunk);
+        });
+      } finally {
+        closeSync(fd);
+      }
+      if (got !== s.digest.sha256) return { kind: 'not-done', why: `${s.name}: changed while being copied` };
     }
+    const mismatch = compareSubjects(subjects, await digestSubject(tmp));
+    if (mismatch) return { kind: 'not-done', why: `the copy differs from the attestation (${mismatch})` };
+    if (existsSync(dest)) return { kind: 'not-done', why: `${dest} appeared during the release` };
     renameSync(tmp, dest);
+    tmp = undefined;
     return { kind: 'done' };
   } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    // rename is the only step with an effect and it is atomic: a failure anywhere means nothing landed.
-    if (existsSync(dest)) return { kind: 'unknown', why: (err as Error).message };
-    return { kind: 'not-done', why: (err as NodeJS.ErrnoException).code ?? 'copy failed' };
+    // rename is the only step with an effect and it is atomic: a failure anywhere before it means nothing landed.
+    if (tmp === undefined && existsSync(dest)) return { kind: 'unknown', why: (err as Error).message };
+    const e = err as NodeJS.ErrnoException;
+    return { kind: 'not-done', why: e instanceof UserError ? e.message : (e.code ?? 'copy failed') };
+  } finally {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
 }
 
@@ -63,8 +96,10 @@ async function promoteWebhook(
   cap: CapabilityRow,
   timeoutMs: number,
 ): Promise<Outcome> {
+  const digest = subjectDigest(statement.subject);
   const body = JSON.stringify({
     capabilityId: cap.id,
+    subjectDigest: digest,
     subject: statement.subject,
     lineage: cap.lineage,
     manifestHash: statement.predicate.manifestHash,
@@ -78,8 +113,16 @@ async function promoteWebhook(
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
-    await res.body.dump();
-    if (res.statusCode >= 200 && res.statusCode < 300) return { kind: 'done' };
+    const text = await res.body.text();
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      // The receipt must name what the receiver applied; anything else may have promoted other bytes.
+      const echoed = receiptDigest(text);
+      if (echoed === digest) return { kind: 'done' };
+      return {
+        kind: 'unknown',
+        why: echoed ? 'receipt names another subject digest' : 'receipt does not echo the subject digest',
+      };
+    }
     if (res.statusCode >= 400 && res.statusCode < 500)
       return { kind: 'not-done', why: `webhook refused: HTTP ${res.statusCode}` };
     return { kind: 'unknown', why: `webhook answered HTTP ${res.statusCode}` };
@@ -91,8 +134,17 @@ async function promoteWebhook(
   }
 }
 
-/** Status query for reconcile: GET URL with the idempotency key; 200 {applied:true} or 404. */
-async function webhookStatus(url: string, key: string, timeoutMs: number): Promise<Outcome> {
+function receiptDigest(text: string): string | undefined {
+  try {
+    const d = (JSON.parse(text) as { subjectDigest?: unknown }).subjectDigest;
+    return typeof d === 'string' ? d : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Status query for reconcile: GET URL with the idempotency key; 200 {applied:true, subjectDigest} or 404. */
+async function webhookStatus(url: string, key: string, digest: string, timeoutMs: number): Promise<Outcome> {
   try {
     const res = await request(url, {
       method: 'GET',
@@ -103,7 +155,9 @@ async function webhookStatus(url: string, key: string, timeoutMs: number): Promi
     const text = await res.body.text();
     if (res.statusCode === 404) return { kind: 'not-done', why: 'receiver has no record of the key' };
     if (res.statusCode === 200 && (JSON.parse(text) as { applied?: unknown }).applied === true)
-      return { kind: 'done' };
+      return receiptDigest(text) === digest
+        ? { kind: 'done' }
+        : { kind: 'unknown', why: 'receiver applied the key but does not echo the subject digest' };
     return { kind: 'unknown', why: `status query answered HTTP ${res.statusCode}` };
   } catch (err) {
     return { kind: 'unknown', why: (err as NodeJS.ErrnoException).code ?? (err as Error).message };
@@ -142,6 +196,7 @@ function settle(
           reasons,
           lineage: cap.lineage,
           capabilityId: cap.id,
+          evidenceRoot: audit.evidence_root,
           policy: { version: policy.policy.version, hash: policy.hash },
         },
       },
@@ -165,7 +220,7 @@ function settle(
       throw new Error('capability not reserved');
     return record('COMMITTABLE', [`nothing promoted: ${outcome.why}`], 'unreserved');
   });
-  gate.appendToRun(runDir, items);
+  gate.appendToRun(runDir, audit.id, items);
   return {
     state: done ? 'RELEASED' : 'COMMITTABLE',
     capabilityId: cap.id,
@@ -175,8 +230,9 @@ function settle(
 }
 
 /**
- * Spends an attestation's single-use capability: verify, reserve (state UNCERTAIN) in one transaction,
- * promote, then settle. An unknown outcome leaves the reservation until `reconcile` finds evidence.
+ * Spends an attestation's single-use capability: verify (signature, the gate's pinned policy, the exact
+ * files), reserve (state UNCERTAIN) in one transaction, promote, then settle. An unknown outcome leaves the
+ * reservation until `reconcile` finds evidence at the reserved target.
  */
 export async function release(
   gate: GateService,
@@ -184,7 +240,8 @@ export async function release(
   targetSpec: string,
   opts: { timeoutMs?: number } = {},
 ): Promise<ReleaseResult> {
-  const check = checkAttestation(raw, gate.pub);
+  const pinned = gate.policy();
+  const check = checkAttestation(raw, gate.pub, { policyHash: pinned.hash });
   if (!check.ok) return refuse(check.reason);
   const statement = check.statement;
   const capId = statement.predicate.capability.id;
@@ -196,14 +253,22 @@ export async function release(
   const target = parseTarget(targetSpec);
   const targetName = target.kind === 'dir' ? target.dir : `webhook:${target.url}`;
   const subjects = statement.subject;
-  let source: string | undefined;
-  if (target.kind === 'dir') {
-    source = localModelDir(statement.predicate.manifest.delivered.ref);
-    if (!source) refuse('the delivered model is not a local directory; release it to a webhook');
-    const mismatch = compareSubjects(subjects, await digestWeights(source!));
-    if (mismatch) refuse(`delivered weights changed since approval: ${mismatch}`);
-    if (existsSync(target.dir)) throw new UserError(`--to: ${target.dir} already exists`);
+  // Re-hash what will be promoted: the delivered folder must hold exactly the attested files, now.
+  const source = localModelDir(statement.predicate.manifest.delivered.ref);
+  if (target.kind === 'dir' && !source)
+    refuse('the delivered model is not a local directory; release it to a webhook');
+  if (source) {
+    let present: Record<string, string>;
+    try {
+      present = await digestSubject(source);
+    } catch (err) {
+      return refuse(`delivered model: ${(err as Error).message}`);
+    }
+    const mismatch = compareSubjects(subjects, present);
+    if (mismatch) refuse(`delivered files changed since approval: ${mismatch}`);
   }
+  if (target.kind === 'dir' && existsSync(target.dir))
+    throw new UserError(`--to: ${target.dir} already exists`);
   // Reserve: compare-and-set minted → reserved; a second (or concurrent) use finds it not minted.
   gate.db.tx(() => {
     const now = gate.db.capability(capId)!;
@@ -214,7 +279,6 @@ export async function release(
     if (gate.db.audit(audit.id)?.state !== 'COMMITTABLE')
       refuse(`audit is ${gate.db.audit(audit.id)?.state}`);
     gate.db.moveCapability(capId, 'minted', 'reserved', targetName);
-    const policy = gate.policy();
     gate.db.setState(audit.id, cap.lineage, gate.db.lineage(cap.lineage)?.name ?? cap.lineage, 'UNCERTAIN');
     gate.db.addTransition({
       audit: audit.id,
@@ -222,22 +286,25 @@ export async function release(
       from: 'COMMITTABLE',
       to: 'UNCERTAIN',
       reasons: [`release to ${targetName} reserved`],
-      policyVersion: policy.policy.version,
-      policyHash: policy.hash,
+      policyVersion: pinned.policy.version,
+      policyHash: pinned.hash,
       capabilityId: capId,
     });
   });
-  gate.appendToRun(audit.run_dir, [
+  gate.appendToRun(audit.run_dir, audit.id, [
     { kind: 'release', payload: { event: 'reserved', capabilityId: capId, target: targetName } },
   ]);
   const outcome =
     target.kind === 'dir'
-      ? await promoteDir(source!, target.dir, subjects, capId)
+      ? await promoteDir(source!, target.dir, subjects)
       : await promoteWebhook(target.url, statement, cap, opts.timeoutMs ?? 30_000);
   return settle(gate, { ...cap, status: 'reserved' }, audit.run_dir, outcome, targetName);
 }
 
-/** Looks for terminal evidence of a reserved release: the target holds the digests, or provably nothing. */
+/**
+ * Looks for terminal evidence of a reserved release at the target it reserved (and only there): the target
+ * holds exactly the attested files / the receiver echoes the key and subject digest, or provably nothing.
+ */
 export async function reconcile(
   gate: GateService,
   runDir: string,
@@ -251,20 +318,39 @@ export async function reconcile(
     const state = gate.db.audit(auditId)?.state ?? 'RUNNING';
     return { state, capabilityId: '', target: '', detail: 'no reserved release to reconcile' };
   }
-  const spec = targetSpec ?? cap.target;
-  if (!spec) throw new UserError('--to: the reservation has no recorded target; name one');
-  const target = parseTarget(spec);
-  const targetName = target.kind === 'dir' ? target.dir : `webhook:${target.url}`;
+  if (!cap.target) throw new UserError('reconcile: the reservation has no recorded target');
+  const reserved = parseTarget(cap.target);
+  const reservedName = reserved.kind === 'dir' ? reserved.dir : `webhook:${reserved.url}`;
+  if (targetSpec !== undefined) {
+    const asked = parseTarget(targetSpec);
+    const askedName = asked.kind === 'dir' ? asked.dir : `webhook:${asked.url}`;
+    if (askedName !== reservedName)
+      throw new UserError(
+        `--to: ${askedName} is not the reserved target (${reservedName}); a release settles only where it was reserved`,
+        ExitCode.BLOCKED,
+      );
+  }
+  const subjects = subjectsOf(manifest);
   let outcome: Outcome;
-  if (target.kind === 'dir') {
-    rmSync(join(dirname(target.dir), `.${cap.id}.probate-tmp`), { recursive: true, force: true });
-    if (!existsSync(target.dir)) outcome = { kind: 'not-done', why: `${target.dir} does not exist` };
+  if (reserved.kind === 'dir') {
+    if (!existsSync(reserved.dir)) outcome = { kind: 'not-done', why: `${reserved.dir} does not exist` };
     else {
-      const mismatch = compareSubjects(subjectsOf(manifest), await digestWeights(target.dir));
+      let mismatch: string | null;
+      try {
+        mismatch = compareSubjects(subjects, await digestSubject(reserved.dir));
+      } catch (err) {
+        mismatch = (err as Error).message;
+      }
       outcome = mismatch
-        ? { kind: 'unknown', why: `target holds other weights (${mismatch})` }
+        ? { kind: 'unknown', why: `target holds other files (${mismatch})` }
         : { kind: 'done' };
     }
-  } else outcome = await webhookStatus(target.url, cap.idem_key, opts.timeoutMs ?? 30_000);
-  return settle(gate, cap, gate.db.audit(auditId)?.run_dir ?? resolve(runDir), outcome, targetName);
+  } else
+    outcome = await webhookStatus(
+      reserved.url,
+      cap.idem_key,
+      subjectDigest(subjects),
+      opts.timeoutMs ?? 30_000,
+    );
+  return settle(gate, cap, gate.db.audit(auditId)?.run_dir ?? resolve(runDir), outcome, reservedName);
 }

@@ -1,7 +1,8 @@
 import { type KeyObject, randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RecordKind } from '../contracts/records.ts';
+import { signGateRecord } from '../ledger/gate-sig.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import type { Manifest } from '../ledger/manifest.ts';
 import { writeFileAtomic } from '../ledger/manifest.ts';
@@ -11,12 +12,13 @@ import { ATTESTATION_FILE, buildStatement } from './attestation.ts';
 import { type DecidedState, decide, type GateState } from './decide.ts';
 import { type Envelope, IN_TOTO_PAYLOAD_TYPE, signEnvelope } from './dsse.ts';
 import { collectEvidence, LEDGER_FILE } from './evidence.ts';
-import { keyIdOf, loadPrivateKey, loadPublicKey } from './keys.ts';
+import { keyIdOf, loadPrivateKey, loadPublicKey, requirePrivateMode } from './keys.ts';
 import { checkOverride } from './override.ts';
-import { defaultPolicyPath, type LoadedPolicy, loadPolicy } from './policy.ts';
+import { type LoadedPolicy, loadPolicy } from './policy.ts';
+import { checkPolicyChange } from './policy-change.ts';
 import { STATE_DB_FILE, StateDb } from './statedb.ts';
-import { loadTrust } from './trust.ts';
-import { subjectsOf } from './weights.ts';
+import { loadTrust, type Trust, updateTrust } from './trust.ts';
+import { subjectDigest, subjectsOf } from './weights.ts';
 
 export const GATE_KEY_FILE = 'gate.key';
 export const GATE_PUB_FILE = 'gate.pub';
@@ -30,6 +32,8 @@ export interface DecideResult {
   previousAudit: string | null;
   /** Overrides that count, and those refused with why. */
   overrides: { valid: string[]; void: string[] };
+  /** Digest of the delivered model's files (src/util/subject.ts): what the BLOCK sticks to. */
+  subject: string;
   capabilityId?: string;
   attestation?: Envelope;
   attestationPath?: string;
@@ -53,8 +57,9 @@ export function idempotencyKey(capabilityId: string): string {
 }
 
 /**
- * The gate: the only holder of the signing key. Decides from a run's ledger, records transitions and
- * capabilities in its state DB, signs attestations. Used in-process (`--gate DIR`) or by `gate serve`.
+ * The gate: the only holder of the signing key and of the policy. Decides from a run's ledger under its own
+ * pinned policy, records transitions and capabilities in its state DB, signs attestations and every record
+ * it appends to a run's ledger. Used in-process (`--gate DIR`) or by `gate serve`.
  */
 export class GateService {
   readonly dir: string;
@@ -67,6 +72,7 @@ export class GateService {
     this.dir = resolve(dir);
     const keyFile = join(this.dir, GATE_KEY_FILE);
     if (!existsSync(keyFile)) throw new UserError(`${keyFile}: missing (run probate gate init ${dir})`);
+    requirePrivateMode(this.dir, 'dir');
     this.#key = loadPrivateKey(keyFile);
     this.pub = loadPublicKey(join(this.dir, GATE_PUB_FILE));
     this.keyid = keyIdOf(this.pub);
@@ -77,35 +83,99 @@ export class GateService {
     this.db.close();
   }
 
-  policy(file?: string): LoadedPolicy {
-    if (file) return loadPolicy(file);
-    const own = join(this.dir, GATE_POLICY_FILE);
-    return loadPolicy(existsSync(own) ? own : defaultPolicyPath());
+  trust(): Trust {
+    return loadTrust(this.dir, this.pub);
+  }
+
+  /**
+   * The gate's policy: GATE/policy.yaml, accepted only if its sha256 is the one trust.yaml pins and the last
+   * one recorded in the state DB (a file edited by hand, or a pin changed without `gate set-policy`, stops
+   * the gate rather than deciding under it).
+   */
+  policy(): LoadedPolicy {
+    const file = join(this.dir, GATE_POLICY_FILE);
+    const loaded = loadPolicy(file);
+    const pinned = this.trust().policySha256;
+    if (loaded.hash !== pinned)
+      throw new UserError(
+        `${file}: sha256 ${loaded.hash.slice(0, 12)}… is not the policy pinned in trust.yaml (${pinned.slice(0, 12)}…); the policy changes only by probate gate set-policy`,
+      );
+    const recorded = this.db.currentPolicy();
+    if (recorded?.hash !== pinned)
+      throw new UserError(
+        `${join(this.dir, 'trust.yaml')}: pinned policy is not the last one recorded in the gate state; the policy changes only by probate gate set-policy`,
+      );
+    return loaded;
+  }
+
+  /** A policy change: a principal's signed act, checked against the pinned policy, recorded in the state DB. */
+  setPolicy(policyFile: string, envelope: unknown): { hash: string; version: string; principal: string } {
+    const current = this.policy();
+    const next = loadPolicy(policyFile);
+    const check = checkPolicyChange(envelope, this.trust(), {
+      previousHash: current.hash,
+      policyHash: next.hash,
+      policyVersion: next.policy.version,
+    });
+    if (!check.ok) throw new UserError(`policy change refused: ${check.reason}`, ExitCode.BLOCKED);
+    const target = join(this.dir, GATE_POLICY_FILE);
+    this.db.tx(() => {
+      this.db.addPolicyChange({
+        hash: next.hash,
+        version: next.policy.version,
+        principal: check.change.principal,
+        envelope: JSON.stringify(envelope),
+      });
+      const tmp = `${target}.tmp-${process.pid}`;
+      copyFileSync(next.path, tmp);
+      chmodSync(tmp, 0o600);
+      if (loadPolicy(tmp).hash !== next.hash)
+        throw new UserError(`${policyFile}: changed while being installed`);
+      updateTrust(this.dir, 'policy', { sha256: next.hash });
+      renameSync(tmp, target);
+    });
+    return { hash: next.hash, version: next.policy.version, principal: check.change.principal };
   }
 
   sign(payloadType: string, payload: unknown): Envelope {
     return signEnvelope(payloadType, payload, this.#key, this.pub);
   }
 
-  /** Appends gate records to the run's ledger (after the evidence root; verify allows only these kinds). */
-  appendToRun(runDir: string, items: Array<{ kind: RecordKind; payload: unknown }>): void {
+  /**
+   * Appends gate records to the run's ledger (after the evidence root; verify allows only these kinds), each
+   * signed by the gate over its kind, position and payload, and bound to the manifest it was decided on.
+   */
+  appendToRun(
+    runDir: string,
+    manifestHashHex: string,
+    items: Array<{ kind: RecordKind; payload: unknown }>,
+  ): void {
     const ledger = Ledger.open(join(runDir, LEDGER_FILE));
     try {
-      ledger.appendMany(items);
+      ledger.appendMany(items, (seq, kind, payload) =>
+        signGateRecord(
+          kind,
+          seq,
+          { ...(payload as Record<string, unknown>), manifestHash: manifestHashHex },
+          this.#key,
+          this.pub,
+        ),
+      );
     } finally {
       ledger.close();
     }
   }
 
-  decide(runDirIn: string, policyFile?: string): DecideResult {
-    const runDir = resolve(runDirIn);
-    const loaded = this.policy(policyFile);
-    const run = collectEvidence(runDir, { policyHash: loaded.hash });
-    const trust = loadTrust(this.dir, this.pub);
+  decide(runDirIn: string): DecideResult {
+    const runDir = canonicalRunDir(runDirIn);
+    const loaded = this.policy();
+    const run = collectEvidence(runDir, { policyHash: loaded.hash, gatePub: this.pub });
+    const trust = this.trust();
     const binding = {
       manifestHash: run.manifestHash,
       evidenceRoot: run.evidenceRoot,
       policyVersion: loaded.policy.version,
+      policyHash: loaded.hash,
       findingIds: new Set(run.evidence.findings.map((f) => f.id)),
     };
     const valid: string[] = [];
@@ -116,19 +186,78 @@ export class GateService {
       else voided.push(c.reason);
     }
     run.evidence.overridden = valid;
+    // Re-evaluated from the evidence under the gate's pinned policy, whatever policy the audit ran under.
     const decision = decide(run.evidence, loaded.policy);
     const auditId = run.manifestHash;
     const lineage = lineageOf(run.manifest);
     const policy = { version: loaded.policy.version, hash: loaded.hash };
+    const subjects = subjectsOf(run.manifest);
+    const subject = subjectDigest(subjects);
+    const intact = run.evidence.integrity.length === 0;
 
     const ledgerItems: Array<{ kind: RecordKind; payload: unknown }> = [];
+    const transitionPayload = (from: GateState, to: GateState, reasons: string[], extra: object = {}) => ({
+      from,
+      to,
+      reasons,
+      policy,
+      lineage: lineage.id,
+      subject,
+      evidenceRoot: run.evidenceRoot,
+      ...extra,
+    });
     const outcome = this.db.tx(() => {
+      const existing = this.db.audit(auditId);
+      if (existing && existing.run_dir !== runDir)
+        throw new UserError(
+          `${runDir}: audit ${auditId.slice(0, 12)} is registered from ${existing.run_dir}; a copy of a run is not decided`,
+        );
+      if (!intact) {
+        // Broken evidence says nothing about the weights: BLOCKED for this audit only. The lineage, the
+        // subject and other audits' capabilities are untouched, so a corrupted copy cannot block or void them.
+        const from: GateState = existing?.state ?? 'RUNNING';
+        if (!existing)
+          this.db.upsertAudit({
+            id: auditId,
+            run_dir: runDir,
+            lineage: lineage.id,
+            state: 'BLOCKED',
+            evidence_root: run.evidenceRoot,
+            previous_audit: null,
+          });
+        else
+          this.db.db
+            .prepare(`UPDATE audits SET state = 'BLOCKED', updated = datetime('now') WHERE id = ?`)
+            .run(auditId);
+        this.db.db
+          .prepare(
+            `UPDATE capabilities SET status = 'void', updated = datetime('now') WHERE audit = ? AND status = 'minted'`,
+          )
+          .run(auditId);
+        this.db.addTransition({
+          audit: auditId,
+          lineage: lineage.id,
+          from,
+          to: 'BLOCKED',
+          reasons: decision.reasons,
+          policyVersion: policy.version,
+          policyHash: policy.hash,
+        });
+        ledgerItems.push({
+          kind: 'transition',
+          payload: transitionPayload(from, 'BLOCKED', decision.reasons),
+        });
+        return {
+          state: 'BLOCKED' as DecidedState,
+          reasons: decision.reasons,
+          previousAudit: existing?.previous_audit ?? null,
+        };
+      }
       if (this.db.reservedIn(lineage.id))
         throw new UserError(
           `lineage '${lineage.name}' has a release in UNCERTAIN state; run probate gate reconcile first`,
           ExitCode.REVIEW_REQUIRED,
         );
-      const existing = this.db.audit(auditId);
       const lin = this.db.lineage(lineage.id);
       if (existing?.state === 'RELEASED')
         throw new UserError(`audit ${auditId.slice(0, 12)} was already released`);
@@ -137,10 +266,24 @@ export class GateService {
           `lineage '${lineage.name}' is BLOCKED by a later audit; audit a new checkpoint`,
           ExitCode.BLOCKED,
         );
+      // The same weights stay BLOCKED across new audits, manifests, policies and lineage names: only the
+      // blocking audit's own re-decision (a principal's override) or different weights lift it.
+      const block = this.db.subjectBlock(subject);
+      let state: DecidedState = decision.state;
+      let reasons = decision.reasons;
+      if (block && block.audit !== auditId && state !== 'BLOCKED') {
+        state = 'BLOCKED';
+        reasons = [
+          `the same weights (subject ${subject.slice(0, 12)}…) were BLOCKED by audit ${block.audit.slice(0, 12)}: a new audit is not a remediation; a principal's override on that audit or different weights is required`,
+          ...decision.reasons,
+        ];
+      }
       let from: GateState = existing?.state ?? 'RUNNING';
       let previousAudit = existing?.previous_audit ?? null;
       if (!existing) {
-        const remediates = lin?.state === 'BLOCKED';
+        const blockingSubject =
+          lin?.state === 'BLOCKED' ? this.db.subjectBlockOf(lin.current_audit) : undefined;
+        const remediates = lin?.state === 'BLOCKED' && blockingSubject !== subject;
         previousAudit = lin?.current_audit ?? null;
         from = remediates ? 'REMEDIATED' : 'RUNNING';
         this.db.upsertAudit({
@@ -152,27 +295,20 @@ export class GateService {
           previous_audit: previousAudit,
         });
         if (remediates) {
-          const reasons = [`new checkpoint audited for blocked lineage; previous audit ${previousAudit}`];
+          const why = [`different weights audited for blocked lineage; previous audit ${previousAudit}`];
           this.db.setState(auditId, lineage.id, lineage.name, 'REMEDIATED');
           this.db.addTransition({
             audit: auditId,
             lineage: lineage.id,
             from: 'BLOCKED',
             to: 'REMEDIATED',
-            reasons,
+            reasons: why,
             policyVersion: policy.version,
             policyHash: policy.hash,
           });
           ledgerItems.push({
             kind: 'transition',
-            payload: {
-              from: 'BLOCKED',
-              to: 'REMEDIATED',
-              reasons,
-              policy,
-              lineage: lineage.id,
-              previousAudit,
-            },
+            payload: transitionPayload('BLOCKED', 'REMEDIATED', why, { previousAudit }),
           });
         }
       }
@@ -182,10 +318,12 @@ export class GateService {
           `UPDATE capabilities SET status = 'void', updated = datetime('now') WHERE lineage = ? AND status = 'minted'`,
         )
         .run(lineage.id);
-      this.db.setState(auditId, lineage.id, lineage.name, decision.state);
+      this.db.setState(auditId, lineage.id, lineage.name, state);
+      if (state === 'BLOCKED') this.db.blockSubject(subject, auditId, lineage.id);
+      else this.db.unblockSubject(subject, auditId);
       let capabilityId: string | undefined;
       let attestation: Envelope | undefined;
-      if (decision.state === 'COMMITTABLE') {
+      if (state === 'COMMITTABLE') {
         capabilityId = randomBytes(16).toString('hex');
         const expiresAt = new Date(Date.now() + loaded.policy.attestation.ttlSeconds * 1000).toISOString();
         this.db.mintCapability({
@@ -197,12 +335,12 @@ export class GateService {
         });
         const bySeverity: Record<string, number> = {};
         for (const f of run.evidence.findings) bySeverity[f.severity] = (bySeverity[f.severity] ?? 0) + 1;
-        const statement = buildStatement(subjectsOf(run.manifest), {
+        const statement = buildStatement(subjects, {
           manifest: run.manifest,
           manifestHash: auditId,
           evidenceRoot: run.evidenceRoot,
           lineage: lineage.id,
-          verdict: { state: 'COMMITTABLE', reasons: decision.reasons },
+          verdict: { state: 'COMMITTABLE', reasons },
           policy,
           findings: { total: run.evidence.findings.length, bySeverity, overridden: [...valid].sort() },
           capability: { id: capabilityId, expiresAt },
@@ -214,36 +352,30 @@ export class GateService {
         audit: auditId,
         lineage: lineage.id,
         from,
-        to: decision.state,
-        reasons: decision.reasons,
+        to: state,
+        reasons,
         policyVersion: policy.version,
         policyHash: policy.hash,
         capabilityId,
       });
       ledgerItems.push({
         kind: 'transition',
-        payload: {
-          from,
-          to: decision.state,
-          reasons: decision.reasons,
-          policy,
-          lineage: lineage.id,
-          capabilityId,
-        },
+        payload: transitionPayload(from, state, reasons, { capabilityId }),
       });
-      return { capabilityId, attestation, previousAudit };
+      return { state, reasons, capabilityId, attestation, previousAudit };
     });
 
-    this.appendToRun(runDir, ledgerItems);
+    this.appendToRun(runDir, auditId, ledgerItems);
     const attestationPath = join(runDir, ATTESTATION_FILE);
     if (outcome.attestation)
       writeFileAtomic(attestationPath, `${JSON.stringify(outcome.attestation, null, 2)}\n`);
     else rmSync(attestationPath, { force: true });
     return {
-      state: decision.state,
-      reasons: decision.reasons,
+      state: outcome.state,
+      reasons: outcome.reasons,
       auditId,
       lineage: lineage.id,
+      subject,
       previousAudit: outcome.previousAudit,
       overrides: { valid, void: voided },
       capabilityId: outcome.capabilityId,
@@ -253,14 +385,20 @@ export class GateService {
   }
 
   /** Records a principal's signed override (refused unless valid now), then re-decides. */
-  override(runDirIn: string, envelope: unknown, policyFile?: string): DecideResult {
-    const runDir = resolve(runDirIn);
-    const loaded = this.policy(policyFile);
-    const run = collectEvidence(runDir, { policyHash: loaded.hash });
-    const check = checkOverride(envelope, loadTrust(this.dir, this.pub), {
+  override(runDirIn: string, envelope: unknown): DecideResult {
+    const runDir = canonicalRunDir(runDirIn);
+    const loaded = this.policy();
+    const run = collectEvidence(runDir, { policyHash: loaded.hash, gatePub: this.pub });
+    const existing = this.db.audit(run.manifestHash);
+    if (existing && existing.run_dir !== runDir)
+      throw new UserError(
+        `${runDir}: audit ${run.manifestHash.slice(0, 12)} is registered from ${existing.run_dir}; a copy of a run is not decided`,
+      );
+    const check = checkOverride(envelope, this.trust(), {
       manifestHash: run.manifestHash,
       evidenceRoot: run.evidenceRoot,
       policyVersion: loaded.policy.version,
+      policyHash: loaded.hash,
       findingIds: new Set(run.evidence.findings.map((f) => f.id)),
     });
     if (!check.ok) throw new UserError(`override refused: ${check.reason}`, ExitCode.BLOCKED);
@@ -271,7 +409,16 @@ export class GateService {
       principal: check.statement.principal,
       envelope: JSON.stringify(envelope),
     });
-    this.appendToRun(runDir, [{ kind: 'override', payload: envelope }]);
-    return this.decide(runDir, policyFile);
+    this.appendToRun(runDir, run.manifestHash, [{ kind: 'override', payload: envelope }]);
+    return this.decide(runDir);
+  }
+}
+
+/** A run directory by its real path: a symlink or `..` spelling of a run is the same run. */
+export function canonicalRunDir(runDir: string): string {
+  try {
+    return realpathSync(resolve(runDir));
+  } catch {
+    throw new UserError(`${runDir}: no such run directory`);
   }
 }

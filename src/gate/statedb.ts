@@ -49,6 +49,18 @@ CREATE TABLE IF NOT EXISTS capabilities (
   id TEXT PRIMARY KEY, audit TEXT NOT NULL, lineage TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('minted','reserved','consumed','void')),
   expires_at TEXT NOT NULL, target TEXT, idem_key TEXT NOT NULL, updated TEXT NOT NULL);
+-- The gate's policy history: each row a pinned policy hash and the principal's signed act that set it.
+CREATE TABLE IF NOT EXISTS policy_changes (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, version TEXT NOT NULL, principal TEXT NOT NULL,
+  envelope TEXT, ts TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS policy_changes_append_only_u BEFORE UPDATE ON policy_changes
+BEGIN SELECT RAISE(ABORT, 'policy changes are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS policy_changes_append_only_d BEFORE DELETE ON policy_changes
+BEGIN SELECT RAISE(ABORT, 'policy changes are append-only'); END;
+-- Weights (subject digest) a decision BLOCKED on intact evidence. A new audit of the same subject is not a
+-- remediation: it stays BLOCKED until the blocking audit is re-decided (a principal's override).
+CREATE TABLE IF NOT EXISTS subject_blocks (
+  subject TEXT PRIMARY KEY, audit TEXT NOT NULL, lineage TEXT NOT NULL, ts TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS overrides (
   id TEXT PRIMARY KEY, audit TEXT NOT NULL, finding TEXT NOT NULL, principal TEXT NOT NULL,
   envelope TEXT NOT NULL, ts TEXT NOT NULL);
@@ -172,6 +184,44 @@ export class StateDb {
       )
       .run(to, target ?? null, id, from);
     return r.changes === 1;
+  }
+
+  /** The latest pinned policy (hash, version), or undefined for a gate with no recorded policy. */
+  currentPolicy(): { hash: string; version: string; principal: string } | undefined {
+    return this.db
+      .prepare('SELECT hash, version, principal FROM policy_changes ORDER BY seq DESC LIMIT 1')
+      .get() as { hash: string; version: string; principal: string } | undefined;
+  }
+
+  addPolicyChange(c: { hash: string; version: string; principal: string; envelope: string | null }): void {
+    this.db
+      .prepare('INSERT INTO policy_changes (hash, version, principal, envelope, ts) VALUES (?, ?, ?, ?, ?)')
+      .run(c.hash, c.version, c.principal, c.envelope, new Date().toISOString());
+  }
+
+  subjectBlock(subject: string): { subject: string; audit: string; lineage: string } | undefined {
+    return this.db
+      .prepare('SELECT subject, audit, lineage FROM subject_blocks WHERE subject = ?')
+      .get(subject) as { subject: string; audit: string; lineage: string } | undefined;
+  }
+
+  subjectBlockOf(audit: string): string | undefined {
+    return (
+      this.db.prepare('SELECT subject FROM subject_blocks WHERE audit = ?').get(audit) as
+        | { subject: string }
+        | undefined
+    )?.subject;
+  }
+
+  blockSubject(subject: string, audit: string, lineage: string): void {
+    this.db
+      .prepare('INSERT OR IGNORE INTO subject_blocks (subject, audit, lineage, ts) VALUES (?, ?, ?, ?)')
+      .run(subject, audit, lineage, new Date().toISOString());
+  }
+
+  /** Lifts a subject block when the blocking audit itself is re-decided out of BLOCKED (an override). */
+  unblockSubject(subject: string, audit: string): void {
+    this.db.prepare('DELETE FROM subject_blocks WHERE subject = ? AND audit = ?').run(subject, audit);
   }
 
   addOverride(o: { id: string; audit: string; finding: string; principal: string; envelope: string }): void {

@@ -1,46 +1,9 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import type { Manifest } from '../ledger/manifest.ts';
-import { UserError } from '../util/errors.ts';
 import { hashJson } from '../util/hash.ts';
+import { type Subject, subjectList } from '../util/subject.ts';
 
-/** Files that carry model weights. Their digests are the attestation subject. */
-export const WEIGHT_FILE_RE = /\.(onnx|onnx_data|onnx\.data|safetensors|bin|gguf|pt|pth|ckpt|npz)$/i;
-
-export interface Subject {
-  name: string;
-  digest: { sha256: string };
-}
-
-export function sha256File(file: string): Promise<string> {
-  return new Promise((ok, fail) => {
-    const h = createHash('sha256');
-    createReadStream(file)
-      .on('data', (chunk) => h.update(chunk))
-      .on('error', fail)
-      .on('end', () => ok(h.digest('hex')));
-  });
-}
-
-function walk(dir: string, root: string, out: string[]): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) walk(full, root, out);
-    else if (entry.isFile() && WEIGHT_FILE_RE.test(entry.name))
-      out.push(relative(root, full).split(sep).join('/'));
-  }
-}
-
-/** sha256 of every weight file under a model directory, keyed by POSIX relative path. */
-export async function digestWeights(dir: string): Promise<Record<string, string>> {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${dir}: not a model directory`);
-  const files: string[] = [];
-  walk(dir, dir, files);
-  const out: Record<string, string> = {};
-  for (const f of files.sort()) out[f] = await sha256File(join(dir, f));
-  return out;
-}
+export { compareSubjects, digestSubject, type Subject } from '../util/subject.ts';
 
 /** A local model directory named by a ref (`local:DIR` or a plain path), or undefined for endpoints. */
 export function localModelDir(ref: string): string | undefined {
@@ -50,13 +13,14 @@ export function localModelDir(ref: string): string | undefined {
 }
 
 /**
- * The attestation subject: the delivered model's weight digests; for an endpoint without weight files, a
- * digest over its identity (model id, root, server version, fingerprint).
+ * The attestation subject: the digests of every file the delivered model loads (src/util/subject.ts), as the
+ * auditor recorded them; for an endpoint without local files, one digest over its identity (model id, root,
+ * server version, fingerprint).
  */
 export function subjectsOf(manifest: Manifest): Subject[] {
   const d = manifest.delivered;
-  const weights = Object.entries(d.weightDigests ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  if (weights.length) return weights.map(([name, sha256]) => ({ name, digest: { sha256 } }));
+  const files = subjectList(d.weightDigests ?? {});
+  if (files.length) return files;
   const identity = {
     modelId: d.modelId,
     root: d.root,
@@ -66,19 +30,7 @@ export function subjectsOf(manifest: Manifest): Subject[] {
   return [{ name: `endpoint:${d.modelId}`, digest: { sha256: hashJson(identity) } }];
 }
 
-/** Compares presented weight digests with the subject; returns the first mismatch, or null. */
-export function compareSubjects(
-  subjects: ReadonlyArray<Subject>,
-  present: Record<string, string>,
-): string | null {
-  const names = new Set(subjects.map((s) => s.name));
-  for (const s of subjects) {
-    const got = present[s.name];
-    if (got === undefined) return `${s.name}: missing`;
-    if (got !== s.digest.sha256)
-      return `${s.name}: sha256 ${got.slice(0, 12)}… differs from attested ${s.digest.sha256.slice(0, 12)}…`;
-  }
-  for (const name of Object.keys(present))
-    if (!names.has(name)) return `${name}: weight file not in the attestation`;
-  return null;
+/** One digest for a whole subject: what lineages are keyed by and what a webhook receipt must echo. */
+export function subjectDigest(subjects: ReadonlyArray<Subject>): string {
+  return hashJson(subjects.map((s) => ({ name: s.name, sha256: s.digest.sha256 })));
 }

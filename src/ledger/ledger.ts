@@ -106,8 +106,14 @@ export class Ledger {
     if (this.queued.length) this.appendMany([]);
   }
 
-  /** Appends several records (after any queued ones) in one transaction: all or none. */
-  appendMany(given: ReadonlyArray<{ kind: RecordKind; payload: unknown }>): LedgerRecord[] {
+  /**
+   * Appends several records (after any queued ones) in one transaction: all or none. `finalize` sees each
+   * record's sequence number before it is stored (the gate signs its records bound to their position).
+   */
+  appendMany(
+    given: ReadonlyArray<{ kind: RecordKind; payload: unknown }>,
+    finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
+  ): LedgerRecord[] {
     const queued = this.queued.splice(0);
     const items = queued.length ? [...queued, ...given] : given;
     const out: LedgerRecord[] = [];
@@ -117,7 +123,7 @@ export class Ledger {
       for (const item of items) {
         seq += 1;
         // Serialised once: the stored text is the hashed text, and the returned payload is parsed from it.
-        const text = canonicalJson(item.payload);
+        const text = canonicalJson(finalize ? finalize(seq, item.kind, item.payload) : item.payload);
         const ts = new Date().toISOString();
         const hash = sha256Hex(hashedText(seq, ts, item.kind, text, prev));
         this.insert.run(seq, ts, item.kind, text, prev, hash);

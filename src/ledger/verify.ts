@@ -1,7 +1,9 @@
+import type { KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { GATE_RECORD_KINDS, RECORD_KINDS, type RecordKind } from '../contracts/records.ts';
 import { UserError } from '../util/errors.ts';
+import { checkGateRecord } from './gate-sig.ts';
 import { GENESIS_HASH, recordHash } from './ledger.ts';
 
 export interface LedgerBreak {
@@ -16,6 +18,11 @@ export interface LedgerVerification {
   head: { seq: number; hash: string };
   /** Sequence number of the record whose hash is the evidence root, when one was checked. */
   rootSeq?: number;
+  /**
+   * Gate records (transition, override, release): how many, and whether their signatures were checked
+   * against the gate's public key (`gatePub`). Without one they are signed but unverified.
+   */
+  gate: { records: number; verified: boolean; verifiedSeqs: number[] };
   error?: LedgerBreak;
 }
 
@@ -34,9 +41,13 @@ const KINDS: ReadonlySet<string> = new Set(RECORD_KINDS);
  * Recomputes the hash chain of a ledger file, in sequence order. Reports the first record that was edited,
  * removed (a gap in sequence numbers or a broken back-link) or reordered. With `evidenceRoot` (from the
  * manifest) it also requires that root to be in the chain, so truncating the tail is caught, and that only
- * gate records (transition, override, release) follow it.
+ * gate records (transition, override, release) follow it. Every gate record must carry the gate's signature;
+ * with `gatePub` each is verified (bound to its position and, after the root, to `manifestHash`).
  */
-export function verifyLedger(file: string, opts: { evidenceRoot?: string } = {}): LedgerVerification {
+export function verifyLedger(
+  file: string,
+  opts: { evidenceRoot?: string; manifestHash?: string; gatePub?: KeyObject } = {},
+): LedgerVerification {
   if (!existsSync(file)) throw new UserError(`${file}: no ledger here`);
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
@@ -47,11 +58,15 @@ export function verifyLedger(file: string, opts: { evidenceRoot?: string } = {})
     let expectedSeq = 1;
     let rootSeq: number | undefined;
     let count = 0;
+    let gateRecords = 0;
+    const verifiedSeqs: number[] = [];
+    const gate = () => ({ records: gateRecords, verified: opts.gatePub !== undefined, verifiedSeqs });
     const fail = (seq: number, reason: string): LedgerVerification => ({
       ok: false,
       records: count,
       head: { seq: expectedSeq - 1, hash: prev },
       rootSeq,
+      gate: gate(),
       error: { seq, reason },
     });
     for (const row of rows) {
@@ -76,6 +91,27 @@ export function verifyLedger(file: string, opts: { evidenceRoot?: string } = {})
         return fail(row.seq, `record ${row.seq}: content does not match its hash (edited)`);
       if (rootSeq !== undefined && !GATE_RECORD_KINDS.has(row.kind as RecordKind))
         return fail(row.seq, `record ${row.seq}: '${row.kind}' record after the evidence root`);
+      if (GATE_RECORD_KINDS.has(row.kind as RecordKind)) {
+        // Only the gate writes gate records, and it signs each one: anything else is a forgery.
+        gateRecords += 1;
+        const p = payload as { manifestHash?: unknown; gateSig?: unknown } | null;
+        if (!p || typeof p !== 'object' || p.gateSig === undefined)
+          return fail(
+            row.seq,
+            `record ${row.seq}: '${row.kind}' is not signed by a gate (forged gate record)`,
+          );
+        if (opts.gatePub) {
+          const check = checkGateRecord(row.kind as RecordKind, row.seq, payload, opts.gatePub);
+          if (check !== 'verified')
+            return fail(
+              row.seq,
+              `record ${row.seq}: '${row.kind}' signature does not verify against gate.pub`,
+            );
+          if (rootSeq !== undefined && opts.manifestHash && p.manifestHash !== opts.manifestHash)
+            return fail(row.seq, `record ${row.seq}: '${row.kind}' was signed for another run's manifest`);
+          verifiedSeqs.push(row.seq);
+        }
+      }
       if (opts.evidenceRoot && hash === opts.evidenceRoot) rootSeq = row.seq;
       prev = hash;
       expectedSeq += 1;
@@ -86,7 +122,7 @@ export function verifyLedger(file: string, opts: { evidenceRoot?: string } = {})
         expectedSeq,
         `evidence root ${opts.evidenceRoot.slice(0, 12)}… is not in the ledger (truncated or rewritten)`,
       );
-    return { ok: true, records: count, head: { seq: expectedSeq - 1, hash: prev }, rootSeq };
+    return { ok: true, records: count, head: { seq: expectedSeq - 1, hash: prev }, rootSeq, gate: gate() };
   } finally {
     db.close();
   }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { describeZodIssue, UserError } from '../util/errors.ts';
 import { sha256Hex } from '../util/hash.ts';
+import { parseErrorPosition } from '../util/zodfile.ts';
 import { type ProbeSet, ProbeSetSchema } from './schema.ts';
 import { readSealedFile, type SealKey, unseal } from './seal.ts';
 
@@ -28,7 +29,7 @@ export function parseProbeSet(text: string, where: string): ProbeSet {
   try {
     data = YAML.parse(text);
   } catch (err) {
-    throw new UserError(`${where}: not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}`);
+    throw new UserError(`${where}: not valid YAML/JSON${parseErrorPosition(err, text)}`);
   }
   const parsed = ProbeSetSchema.safeParse(data);
   if (!parsed.success) throw new UserError(describeZodIssue(where, parsed.error.issues));

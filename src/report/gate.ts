@@ -25,7 +25,12 @@ export function refOf(r: LedgerRecord): RecordRef {
 }
 
 export interface GateInputs {
+  /** Transition records whose gate signature verified against the gate's key (the only ones projected). */
   transitions: LedgerRecord[];
+  /** Transition records present but not verified (no gate key given, or the chain is broken). */
+  unverifiedTransitions: number;
+  /** Whether the gate's public key was given to check signatures with. */
+  gateKeyGiven: boolean;
   /** Sequence number of the last evidence record (0 when none). */
   lastEvidenceSeq: number;
   /** The ledger verifier's verdict (hash chain; with a manifest, nothing but gate records after its root). */
@@ -36,8 +41,8 @@ export interface GateInputs {
 }
 
 /**
- * The gate's decision as the report projects it: the latest `transition` record's target state. The
- * report never upgrades it; when the ledger cannot back a release-permitting state (chain broken,
+ * The gate's decision as the report projects it: the latest gate-signed, verified `transition` record's
+ * target state (an unsigned or unverifiable one is "not decided by a gate"). The report never upgrades it; when the ledger cannot back a release-permitting state (chain broken,
  * evidence appended after the decision, an unoverridden critical finding) it shows "not decided".
  */
 export function projectGate(g: GateInputs): GateView {
@@ -50,8 +55,12 @@ export function projectGate(g: GateInputs): GateView {
   let state = 'UNDECIDED';
   let reasons: string[] = [];
   let transition: GateView['transition'];
-  if (!latest) {
-    caveats.push('no gate transition in the ledger: the gate has not decided');
+  if (!latest && g.unverifiedTransitions > 0) {
+    caveats.push(
+      `not decided by a gate: ${g.unverifiedTransitions} transition record(s) not verified against the gate's public key${g.gateKeyGiven ? '' : ' (none given: pass --gate DIR or --gate-pub FILE)'}`,
+    );
+  } else if (!latest) {
+    caveats.push('no gate transition in the ledger: not decided by a gate');
   } else {
     const parsed = transitionSchema.safeParse(latest.payload);
     if (!parsed.success) {

@@ -6,12 +6,12 @@ import { renderJson } from './json.ts';
 import { renderJunit } from './junit.ts';
 import { renderMarkdown } from './md.ts';
 import type { ReportModel } from './model.ts';
-import { projectReport } from './project.ts';
+import { projectReport, type ReportOptions } from './project.ts';
 import { renderSarif } from './sarif.ts';
 
 export type { ReportModel } from './model.ts';
 export { verdictForState } from './model.ts';
-export { projectReport } from './project.ts';
+export { projectReport, type ReportOptions } from './project.ts';
 
 export const REPORT_FORMATS = ['html', 'md', 'json', 'junit', 'sarif'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -51,10 +51,7 @@ export function renderReport(model: ReportModel, format: ReportFormat): string {
  * Projects the run once and writes every format into RUN. Each file is written to a temporary name and
  * renamed into place, so a reader never sees a half-written report; all are rendered before any is written.
  */
-export function writeAllReports(
-  runDir: string,
-  opts: { policyFile?: string } = {},
-): Record<ReportFormat, string> {
+export function writeAllReports(runDir: string, opts: ReportOptions = {}): Record<ReportFormat, string> {
   const model = projectReport(runDir, opts);
   const rendered = REPORT_FORMATS.map((f) => [f, renderReport(model, f)] as const);
   const paths = {} as Record<ReportFormat, string>;

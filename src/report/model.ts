@@ -39,7 +39,7 @@ const STATE_VERDICTS: Record<string, VerdictView> = {
 
 export const UNDECIDED: VerdictView = {
   verdict: 'undecided',
-  text: 'Not decided — no release',
+  text: 'Not decided by a gate — no release',
   tone: 'neutral',
 };
 

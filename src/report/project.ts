@@ -1,4 +1,5 @@
-import { existsSync, statSync } from 'node:fs';
+import type { KeyObject } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { FamilyId } from '../contracts/exchange.ts';
 import { FAMILIES } from '../contracts/exchange.ts';
@@ -6,6 +7,7 @@ import type { LedgerRecord } from '../contracts/records.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type LedgerVerification, verifyLedger } from '../ledger/verify.ts';
 import { UserError } from '../util/errors.ts';
+import { hashJson } from '../util/hash.ts';
 import { readValidated } from '../util/zodfile.ts';
 import { EVIDENCE_KINDS, projectGate, refOf } from './gate.ts';
 import type {
@@ -43,7 +45,17 @@ const MAX_JUDGES_LISTED = 500;
  * Projects a run into a ReportModel from its ledger records and manifest.json only. Every number and
  * verdict carries the ledger record it came from; records that do not validate are listed as unreadable.
  */
-export function projectReport(runDir: string, opts: { policyFile?: string } = {}): ReportModel {
+export interface ReportOptions {
+  /** The policy to evaluate the evidence under when no gate decided (the audit's own verdict). */
+  policyFile?: string;
+  /**
+   * The gate's public key. A gate verdict is stated only from transition records whose gate signature
+   * verifies against it; without it (or when none verifies) the report says "not decided by a gate".
+   */
+  gatePub?: KeyObject;
+}
+
+export function projectReport(runDir: string, opts: ReportOptions = {}): ReportModel {
   const dir = resolve(runDir);
   if (!existsSync(dir) || !statSync(dir).isDirectory())
     throw new UserError(`${runDir}: not a directory (expected a probate run directory)`);
@@ -52,9 +64,16 @@ export function projectReport(runDir: string, opts: { policyFile?: string } = {}
     throw new UserError(`${join(runDir, 'ledger.sqlite')}: not found (no audit ran here)`);
   const manifestFile = join(dir, 'manifest.json');
   const manifest = existsSync(manifestFile) ? readValidated(manifestFile, manifestSchema) : undefined;
+  // What the gate signs its records for: the hash of manifest.json as written (the gate's manifestHash).
+  const manifestHash = manifest ? hashJson(JSON.parse(readFileSync(manifestFile, 'utf8'))) : undefined;
 
-  // The ledger's own verifier: hash chain, and (with a manifest) that only gate records follow its root.
-  const chain = verifyLedger(ledgerFile, { evidenceRoot: manifest?.evidenceRoot });
+  // The ledger's own verifier: hash chain, (with a manifest) that only gate records follow its root, and
+  // (with the gate's key) that each gate record is signed by that gate for this run.
+  const chain = verifyLedger(ledgerFile, {
+    evidenceRoot: manifest?.evidenceRoot,
+    manifestHash,
+    gatePub: opts.gatePub,
+  });
   const ledger = Ledger.open(ledgerFile, { readonly: true });
   try {
     const model = projectLedger(ledger, basename(dir), manifest, chain);
@@ -257,8 +276,12 @@ function projectLedger(
     );
 
   const families = familyViews(scores, exchangeCounts, findings);
+  const verifiedSeqs = new Set(chain.gate.verifiedSeqs);
+  const verifiedTransitions = transitions.filter((t) => verifiedSeqs.has(t.seq));
   const gate = projectGate({
-    transitions,
+    transitions: verifiedTransitions,
+    unverifiedTransitions: transitions.length - verifiedTransitions.length,
+    gateKeyGiven: chain.gate.verified,
     lastEvidenceSeq,
     chain,
     findings,

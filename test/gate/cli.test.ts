@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -34,7 +34,9 @@ describe('CLI: gate init → add-principal → decide → override → verify �
     expect((await cli('gate', 'init', g)).code).toBe(2);
     const bob = generateKeyPairSync('ed25519');
     writeFileSync(join(root, 'bob.pub'), bob.publicKey.export({ type: 'spki', format: 'pem' }));
-    writeFileSync(join(root, 'bob.key'), bob.privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    writeFileSync(join(root, 'bob.key'), bob.privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+      mode: 0o600,
+    });
     expect(
       (await cli('gate', 'add-principal', g, '--name', 'bob', '--pub', join(root, 'bob.pub'))).code,
     ).toBe(0);
@@ -45,6 +47,10 @@ describe('CLI: gate init → add-principal → decide → override → verify �
     const policyHash = loadPolicy(join(g, 'policy.yaml')).hash;
     const high = { id: 'preferences:entity:1', family: 'preferences' as const, severity: 'high' as const };
     const { runDir, modelDir } = writeRun(join(root, 'a'), { policyHash, findings: [high] });
+    // The gate decides only under its pinned policy: naming another one is refused.
+    const lax = await cli('gate', 'decide', runDir, '--gate', g, '--policy', join(root, 'lax.yaml'));
+    expect(lax.code).toBe(2);
+    expect(lax.err).toMatch(/--policy: the gate decides only under its own pinned policy/);
     const d = await cli('gate', 'decide', runDir, '--gate', g);
     expect(d.code).toBe(10);
     expect(d.out).toMatch(/REVIEW_REQUIRED\n {2}- high finding preferences:entity:1/);
@@ -97,7 +103,11 @@ describe('CLI: gate init → add-principal → decide → override → verify �
       changed,
     );
     expect(wrongPolicy.code).toBe(20);
-    expect(wrongPolicy.out).toMatch(/FAIL policy/);
+    expect(wrongPolicy.out).toMatch(/FAIL signature\+expiry\+bindings\+policy: approved under policy/);
+    // Without a pinned policy (--gate DIR or --policy FILE) verify refuses to judge.
+    const unpinned = await cli('verify', att, '--pub', join(g, 'gate.pub'), '--model', modelDir);
+    expect(unpinned.code).toBe(2);
+    expect(unpinned.err).toMatch(/--gate DIR or --policy FILE/);
 
     const target = join(root, 'prod');
     expect((await cli('release', att, '--gate', g, '--to', target)).code).toBe(0);
@@ -105,5 +115,24 @@ describe('CLI: gate init → add-principal → decide → override → verify �
     const again = await cli('release', att, '--gate', g, '--to', join(root, 'prod2'));
     expect(again.code).toBe(20);
     expect(again.err).toMatch(/release refused: capability already consumed/);
+  });
+
+  it('refuses a group-readable gate key or gate directory, naming the chmod to run', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'cli-'));
+    const g = join(root, 'gate');
+    expect((await cli('gate', 'init', g)).code).toBe(0);
+    const policyHash = loadPolicy(join(g, 'policy.yaml')).hash;
+    const { runDir } = writeRun(join(root, 'a'), { policyHash });
+    chmodSync(join(g, 'gate.key'), 0o644);
+    const k = await cli('gate', 'decide', runDir, '--gate', g);
+    expect(k.code).toBe(2);
+    expect(k.err).toContain(`run: chmod 600 ${join(g, 'gate.key')}`);
+    chmodSync(join(g, 'gate.key'), 0o600);
+    chmodSync(g, 0o755);
+    const d = await cli('gate', 'decide', runDir, '--gate', g);
+    expect(d.code).toBe(2);
+    expect(d.err).toContain(`run: chmod 700 ${g}`);
+    chmodSync(g, 0o700);
+    expect((await cli('gate', 'decide', runDir, '--gate', g)).code).toBe(0);
   });
 });

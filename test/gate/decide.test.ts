@@ -43,7 +43,7 @@ describe('decide (pure)', () => {
     expect(d.reasons[0]).toBe('critical finding triggers:x:1');
   });
 
-  it('fails closed on missing run.end, failures, uncertainty, missing family, uncalibrated judge, changed policy', () => {
+  it('fails closed on missing run.end, failures, uncertainty, missing family, uncalibrated judge', () => {
     const cases: Array<[string, Evidence]> = [
       ['did not complete', { ...clean(), runEnded: false }],
       [
@@ -67,7 +67,6 @@ describe('decide (pure)', () => {
         { ...clean(), families: clean().families.filter((f) => f.family !== 'preferences') },
       ],
       ['not calibrated', { ...clean(), judge: { present: true, calibrated: false } }],
-      ['policy changed', { ...clean(), policyHash: 'q' }],
       ['high finding', { ...clean(), findings: [{ id: 'h', family: 'triggers', severity: 'high' }] }],
       [
         'score',
@@ -111,6 +110,16 @@ describe('decide (pure)', () => {
 
   it('broken evidence integrity blocks', () => {
     expect(decide({ ...clean(), integrity: ['ledger: record 3 edited'] }, policy).state).toBe('BLOCKED');
+  });
+
+  it("the audit's own policy is a label, not a rule: the decision follows the policy it is given", () => {
+    const e = {
+      ...clean(),
+      auditPolicyHash: 'lax',
+      findings: [{ id: 'h', family: 'triggers' as const, severity: 'high' as const }],
+    };
+    expect(decide(e, policy).state).toBe('REVIEW_REQUIRED');
+    expect(decide(clean(), policy).state).toBe('COMMITTABLE');
   });
 
   it('is deterministic: same evidence, same decision', () => {

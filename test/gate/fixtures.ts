@@ -86,7 +86,8 @@ export function writeRun(
       ref: `local:${modelDir}`,
       kind: 'local',
       modelId: 'acme-chat',
-      weightDigests: { 'onnx/model.onnx': sha256Hex(weights) },
+      // Every file the model loads (src/util/subject.ts), as the auditor's fingerprint records them.
+      weightDigests: { 'config.json': sha256Hex('{}'), 'onnx/model.onnx': sha256Hex(weights) },
     },
     base: {
       ref: 'local:/models/base',

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -42,10 +42,11 @@ describe('gate decide', () => {
     const r = gate.decide(runDir);
     expect(r.state).toBe('COMMITTABLE');
     const att = JSON.parse(readFileSync(join(runDir, 'attestation.dsse.json'), 'utf8'));
-    const check = checkAttestation(att, gate.pub);
+    const check = checkAttestation(att, gate.pub, { policyHash: gate.policy().hash });
     expect(check.ok).toBe(true);
     if (!check.ok) return;
-    expect(check.statement.subject[0]?.name).toBe('onnx/model.onnx');
+    // The subject is every file the model loads, not only the weights.
+    expect(check.statement.subject.map((x) => x.name)).toEqual(['config.json', 'onnx/model.onnx']);
     expect(check.statement.predicate.capability.id).toBe(r.capabilityId);
     const l = Ledger.open(join(runDir, 'ledger.sqlite'), { readonly: true });
     const transitions = [...l.records(['transition'])].map((t) => t.payload as { to: string });
@@ -99,17 +100,27 @@ describe('gate decide', () => {
     expect(r.reasons[0]).toMatch(/evidence integrity: ledger: record \d+: content does not match/);
   });
 
-  it('a policy file changed after the audit does not approve', () => {
-    const { gate, runDir, root } = setup();
-    const changed = join(root, 'lenient.yaml');
-    writeFileSync(
-      changed,
-      readFileSync(join(gate.dir, 'policy.yaml'), 'utf8').replace('high: review', 'high: pass'),
-    );
-    const r = gate.decide(runDir, changed);
+  it("decides under the gate's pinned policy, never the audit's; a hand-edited policy stops the gate", () => {
+    const root = mkdtempSync(join(tmpdir(), 'gate-'));
+    const gateDir = join(root, 'gate');
+    initGate(gateDir);
+    const gate = new GateService(gateDir);
+    services.push(gate);
+    // The audit ran under a lax policy of its own (high findings pass): the gate's policy still reviews them.
+    const lax = writeRun(join(root, 'a'), {
+      policyHash: 'f'.repeat(64),
+      policyVersion: '1',
+      findings: [{ id: 'h', family: 'reasoning', severity: 'high' }],
+    });
+    const r = gate.decide(lax.runDir);
     expect(r.state).toBe('REVIEW_REQUIRED');
-    expect(r.reasons.join()).toMatch(/policy changed since the audit/);
+    expect(r.reasons).toContain('high finding h');
     expect(r.attestation).toBeUndefined();
+    writeFileSync(
+      join(gateDir, 'policy.yaml'),
+      readFileSync(join(gateDir, 'policy.yaml'), 'utf8').replace('high: review', 'high: pass'),
+    );
+    expect(() => gate.decide(lax.runDir)).toThrow(/not the policy pinned in trust.yaml/);
   });
 
   it('a manifest edited after run.start (judge calibration flipped) blocks', () => {
@@ -137,6 +148,40 @@ describe('gate decide', () => {
     ]);
     const clean = writeRun(join(s.root, 'c'), { policyHash: s.policyHash, weights: 'v3' });
     expect(s.gate.decide(clean.runDir).state).toBe('COMMITTABLE');
+  });
+});
+
+describe('lineage by subject', () => {
+  it('the same weights stay BLOCKED across a new manifest, policy label and lineage name', () => {
+    const s = setup({ findings: CRIT });
+    expect(s.gate.decide(s.runDir).state).toBe('BLOCKED');
+    // Same weights, audited again with a subset of probes that finds nothing, under another lineage name.
+    const again = writeRun(join(s.root, 'again'), { policyHash: 'f'.repeat(64), lineage: 'fresh-name' });
+    const r = s.gate.decide(again.runDir);
+    expect(r.state).toBe('BLOCKED');
+    expect(r.reasons[0]).toMatch(/same weights .* were BLOCKED by audit/);
+    expect(r.attestation).toBeUndefined();
+    // Different weights are a remediation candidate and can be approved.
+    const v2 = writeRun(join(s.root, 'v2'), { policyHash: s.policyHash, weights: 'v2' });
+    expect(s.gate.decide(v2.runDir).state).toBe('COMMITTABLE');
+  });
+
+  it('a corrupted copy of a run neither blocks its lineage nor voids its capability', async () => {
+    const s = setup();
+    const r = s.gate.decide(s.runDir);
+    expect(r.state).toBe('COMMITTABLE');
+    const copy = join(s.root, 'copy');
+    cpSync(s.runDir, copy, { recursive: true });
+    // Same manifest, another directory: refused outright.
+    expect(() => s.gate.decide(copy)).toThrow(/a copy of a run is not decided/);
+    // Edited manifest + ledger: a different (broken) audit, BLOCKED alone.
+    const m = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
+    writeFileSync(join(copy, 'manifest.json'), JSON.stringify({ ...m, runId: 'forged' }));
+    const bad = s.gate.decide(copy);
+    expect(bad.state).toBe('BLOCKED');
+    expect(s.gate.db.capability(r.capabilityId!)?.status).toBe('minted');
+    expect(s.gate.db.audit(r.auditId)?.state).toBe('COMMITTABLE');
+    expect((await release(s.gate, r.attestation, join(s.root, 'prod'))).state).toBe('RELEASED');
   });
 });
 
@@ -213,7 +258,7 @@ describe('overrides', () => {
 
   it('an override in the ledger for another policy version is void at decide time', () => {
     const s = withPrincipal();
-    s.gate.appendToRun(s.runDir, [
+    s.gate.appendToRun(s.runDir, manifestHash(s.manifest), [
       {
         kind: 'override',
         payload: signOverride({ ...s.statement, policyVersion: '0' }, s.alice.privateKey, s.alice.publicKey),
@@ -231,7 +276,8 @@ describe('verify and release (directory target)', () => {
     const r = s.gate.decide(s.runDir);
     const attFile = r.attestationPath!;
     const pubFile = join(s.gateDir, 'gate.pub');
-    expect((await verifyAttestation({ attestation: attFile, pub: pubFile, model: s.modelDir })).ok).toBe(
+    const pinned = { policyHash: s.policyHash };
+    expect((await verifyAttestation({ attestation: attFile, gate: s.gateDir, model: s.modelDir })).ok).toBe(
       true,
     );
 
@@ -243,9 +289,10 @@ describe('verify and release (directory target)', () => {
       forgedFile,
       JSON.stringify(signEnvelope(IN_TOTO_PAYLOAD_TYPE, payload, mallory.privateKey, s.gate.pub)),
     );
-    expect((await verifyAttestation({ attestation: forgedFile, pub: pubFile, model: s.modelDir })).ok).toBe(
-      false,
-    );
+    expect(
+      (await verifyAttestation({ attestation: forgedFile, pub: pubFile, gate: s.gateDir, model: s.modelDir }))
+        .ok,
+    ).toBe(false);
     // re-scoped: the signed payload edited to another subject digest, signature kept
     const rescoped = {
       ...r.attestation!,
@@ -256,18 +303,23 @@ describe('verify and release (directory target)', () => {
         }),
       ).toString('base64'),
     };
-    expect(checkAttestation(rescoped, s.gate.pub)).toMatchObject({ ok: false, reason: /signature/ });
+    expect(checkAttestation(rescoped, s.gate.pub, pinned)).toMatchObject({ ok: false, reason: /signature/ });
     // expired
     expect(
-      checkAttestation(r.attestation, s.gate.pub, new Date(Date.now() + 8 * 24 * 3600 * 1000)),
+      checkAttestation(r.attestation, s.gate.pub, pinned, new Date(Date.now() + 8 * 24 * 3600 * 1000)),
     ).toMatchObject({ ok: false, reason: /expired/ });
+    // approved under a policy that is not the gate's pinned one
+    expect(checkAttestation(r.attestation, s.gate.pub, { policyHash: 'e'.repeat(64) })).toMatchObject({
+      ok: false,
+      reason: /not the gate's pinned policy/,
+    });
     // swapped weights
     writeFileSync(join(s.modelDir, 'onnx', 'model.onnx'), 'backdoored');
-    const swapped = await verifyAttestation({ attestation: attFile, pub: pubFile, model: s.modelDir });
+    const swapped = await verifyAttestation({ attestation: attFile, gate: s.gateDir, model: s.modelDir });
     expect(swapped.ok).toBe(false);
     expect(swapped.checks.find((c) => c.name === 'subject')?.detail).toMatch(/differs from attested/);
     await expect(release(s.gate, r.attestation, join(s.root, 'prod'))).rejects.toThrow(
-      /weights changed since approval/,
+      /delivered files changed since approval/,
     );
     expect(existsSync(join(s.root, 'prod'))).toBe(false);
   });

@@ -1,9 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import type { RecordKind } from '../../src/contracts/records.ts';
+import { signGateRecord } from '../../src/ledger/gate-sig.ts';
 import { Ledger, recordHash } from '../../src/ledger/ledger.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { writeRun } from '../gate/fixtures.ts';
@@ -113,14 +116,43 @@ describe('ledger', () => {
     expect(r.error?.reason).toMatch(/evidence root .* not in the ledger/);
   });
 
-  it('rejects evidence appended after the evidence root, allows gate records', () => {
+  it('rejects evidence appended after the evidence root, allows gate records the gate signed', () => {
     const { file, hashes } = fresh(3);
+    const gate = generateKeyPairSync('ed25519');
+    const sign = (seq: number, kind: RecordKind, p: unknown) =>
+      signGateRecord(kind, seq, { ...(p as object), manifestHash: 'm' }, gate.privateKey, gate.publicKey);
     const ledger = Ledger.open(file);
-    ledger.append('transition', { from: 'RUNNING', to: 'BLOCKED' });
-    expect(verifyLedger(file, { evidenceRoot: hashes[2] }).ok).toBe(true);
-    ledger.append('finding', { id: 'late' });
+    ledger.appendMany([{ kind: 'transition', payload: { from: 'RUNNING', to: 'BLOCKED' } }], sign);
+    const opts = { evidenceRoot: hashes[2], manifestHash: 'm', gatePub: gate.publicKey };
+    expect(verifyLedger(file, opts)).toMatchObject({ ok: true, gate: { records: 1, verifiedSeqs: [4] } });
+    // Checked against another key, or bound to another run's manifest, the same record does not verify.
+    const other = generateKeyPairSync('ed25519').publicKey;
+    expect(verifyLedger(file, { ...opts, gatePub: other }).error?.reason).toMatch(
+      /does not verify against gate.pub/,
+    );
+    expect(verifyLedger(file, { ...opts, manifestHash: 'n' }).error?.reason).toMatch(
+      /another run's manifest/,
+    );
+    // An unsigned gate record is a forgery, key or no key.
+    ledger.append('transition', { from: 'BLOCKED', to: 'COMMITTABLE' });
+    expect(verifyLedger(file, { evidenceRoot: hashes[2] })).toMatchObject({
+      ok: false,
+      error: { seq: 5, reason: expect.stringMatching(/not signed by a gate/) },
+    });
     ledger.close();
-    expect(verifyLedger(file, { evidenceRoot: hashes[2] })).toMatchObject({ ok: false, error: { seq: 5 } });
+    const { file: f2, hashes: h2 } = fresh(3);
+    const l2 = Ledger.open(f2);
+    // A signed record replayed at another position does not verify.
+    const stolen = sign(9, 'transition', { from: 'RUNNING', to: 'COMMITTABLE' });
+    l2.append('transition', stolen);
+    l2.close();
+    expect(verifyLedger(f2, { ...opts, evidenceRoot: h2[2] }).error?.reason).toMatch(/does not verify/);
+    const { file: f3, hashes: h3 } = fresh(3);
+    const l3 = Ledger.open(f3);
+    l3.appendMany([{ kind: 'transition', payload: { to: 'BLOCKED' } }], sign);
+    l3.append('finding', { id: 'late' });
+    l3.close();
+    expect(verifyLedger(f3, { evidenceRoot: h3[2] })).toMatchObject({ ok: false, error: { seq: 5 } });
   });
 
   it('lists recorded exchange ids for --resume', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeAllReports } from '../../src/report/index.ts';
-import { blocked, buildRun, INJECTION } from './fixtures.ts';
+import { blocked, buildRun, GATE, INJECTION } from './fixtures.ts';
 import { decodePng, distinctColours, PNG_SIGNATURE, pixelAt } from './png.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -37,7 +37,7 @@ describe('HTML report in headless Chromium', () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is absent (apt-get install chromium)`);
     tmp = mkdtempSync(join(tmpdir(), 'probate-chromium-'));
     runDir = buildRun({ transitions: [blocked()], deliveredText: INJECTION });
-    const { html } = writeAllReports(runDir);
+    const { html } = writeAllReports(runDir, GATE);
     const url = `file://${html}`;
     screenshot = join(tmp, 'report.png');
     const opts = { timeout: 110_000, maxBuffer: 32 * 1024 * 1024 };

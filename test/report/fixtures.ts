@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,8 @@ import type {
   JudgeRecord,
   ReplyRecord,
 } from '../../src/contracts/exchange.ts';
+import type { RecordKind } from '../../src/contracts/records.ts';
+import { signGateRecord } from '../../src/ledger/gate-sig.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { hashJson } from '../../src/util/hash.ts';
 
@@ -31,6 +34,18 @@ export interface RunOptions {
 }
 
 const POLICY = { version: '2024.1', hash: 'b'.repeat(64) };
+
+/** The fixture gate's key pair: transitions and overrides are signed by it, as a gate signs its records. */
+const GATE_KEYS = generateKeyPairSync('ed25519');
+/** Report options that trust the fixture gate (its public key). */
+export const GATE = { gatePub: GATE_KEYS.publicKey };
+
+/** The fixture gate's public key in a PEM file (for `--gate-pub`). */
+export function gatePubFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'probate-gate-pub-')), 'gate.pub');
+  writeFileSync(file, GATE_KEYS.publicKey.export({ type: 'spki', format: 'pem' }));
+  return file;
+}
 
 export function blocked(reasons = ['critical finding triggers:conditional-divergence:a1b2c3 (triggers)']) {
   return { from: 'RUNNING', to: 'BLOCKED', reasons, policy: POLICY, lineage: 'acme-chat' };
@@ -241,25 +256,32 @@ export function buildRun(o: RunOptions = {}): string {
     exhausted: false,
   });
   const end = ledger.append('run.end', { exchanges: exchanges.length, failed: 1, findings: findings.length });
-  if (o.manifest !== false)
-    writeFileSync(
-      join(dir, 'manifest.json'),
-      JSON.stringify({
-        schema: 'probate.manifest/v1',
-        runId: 'run-0001',
-        toolVersion: '0.1.0',
-        createdAt: end.ts,
-        base,
-        delivered,
-        probeSets,
-        rubrics: [],
-        policy: POLICY,
-        evidenceRoot: end.hash,
-        evidenceSeq: end.seq,
-      }),
-    );
-  for (const b of o.before ?? []) ledger.append(b.kind, b.payload);
-  for (const t of o.transitions ?? []) ledger.append('transition', t);
+  const manifest = {
+    schema: 'probate.manifest/v1',
+    runId: 'run-0001',
+    toolVersion: '0.1.0',
+    createdAt: end.ts,
+    base,
+    delivered,
+    probeSets,
+    rubrics: [],
+    policy: POLICY,
+    evidenceRoot: end.hash,
+    evidenceSeq: end.seq,
+  };
+  if (o.manifest !== false) writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+  const signed = (seq: number, kind: RecordKind, payload: unknown) =>
+    kind === 'override' || kind === 'transition' || kind === 'release'
+      ? signGateRecord(
+          kind,
+          seq,
+          { ...(payload as Record<string, unknown>), manifestHash: hashJson(manifest) },
+          GATE_KEYS.privateKey,
+          GATE_KEYS.publicKey,
+        )
+      : payload;
+  for (const b of o.before ?? []) ledger.appendMany([{ kind: b.kind, payload: b.payload }], signed);
+  for (const t of o.transitions ?? []) ledger.appendMany([{ kind: 'transition', payload: t }], signed);
   for (const a of o.after ?? []) ledger.append(a.kind, a.payload);
   ledger.close();
   return dir;

@@ -5,7 +5,7 @@ import { main } from '../../src/cli/main.ts';
 import { REPORT_FORMATS, renderReport, writeAllReports } from '../../src/report/index.ts';
 import type { ReportModel } from '../../src/report/model.ts';
 import { projectReport } from '../../src/report/project.ts';
-import { blocked, buildRun } from './fixtures.ts';
+import { blocked, buildRun, GATE, gatePubFile } from './fixtures.ts';
 
 let blockedDir: string;
 let undecidedDir: string;
@@ -15,8 +15,8 @@ let undecidedModel: ReportModel;
 beforeAll(() => {
   blockedDir = buildRun({ transitions: [blocked()] });
   undecidedDir = buildRun();
-  blockedModel = projectReport(blockedDir);
-  undecidedModel = projectReport(undecidedDir);
+  blockedModel = projectReport(blockedDir, GATE);
+  undecidedModel = projectReport(undecidedDir, GATE);
 });
 afterAll(() => {
   rmSync(blockedDir, { recursive: true, force: true });
@@ -32,7 +32,7 @@ describe('every format carries the gate verdict', () => {
 
   it.each(REPORT_FORMATS)('%s says not decided when no transition exists', (format) => {
     const text = renderReport(undecidedModel, format);
-    expect(text).toContain('Not decided — no release');
+    expect(text).toContain('Not decided by a gate — no release');
     expect(text).not.toMatch(/Release (allowed|blocked)/);
   });
 });
@@ -107,7 +107,7 @@ describe('markdown', () => {
 
 describe('writeAllReports and the CLI', () => {
   it('writes all five files and leaves no temporary file behind', () => {
-    const paths = writeAllReports(blockedDir);
+    const paths = writeAllReports(blockedDir, GATE);
     expect(Object.keys(paths).sort()).toEqual([...REPORT_FORMATS].sort());
     const files = readdirSync(blockedDir);
     for (const f of ['report.html', 'report.md', 'report.json', 'junit.xml', 'report.sarif'])
@@ -128,7 +128,7 @@ describe('writeAllReports and the CLI', () => {
       return true;
     });
     try {
-      expect(await main(['report', blockedDir, '--format', 'json'])).toBe(0);
+      expect(await main(['report', blockedDir, '--format', 'json', '--gate-pub', gatePubFile()])).toBe(0);
       expect(await main(['report', join(blockedDir, 'nope')])).toBe(2);
     } finally {
       so.mockRestore();

@@ -4,7 +4,7 @@ import { REPORT_FORMATS, renderReport } from '../../src/report/index.ts';
 import { reportJson } from '../../src/report/json.ts';
 import type { ReportModel } from '../../src/report/model.ts';
 import { projectReport } from '../../src/report/project.ts';
-import { blocked, buildRun, INJECTION } from './fixtures.ts';
+import { blocked, buildRun, GATE, INJECTION } from './fixtures.ts';
 
 let dirs: string[] = [];
 let control: ReportModel;
@@ -17,7 +17,7 @@ beforeAll(() => {
     buildRun({ transitions: [blocked()], deliveredText: INJECTION }),
     buildRun({ deliveredText: INJECTION }),
   ];
-  [control, injected, undecidedInjected] = dirs.map((d) => projectReport(d)) as [
+  [control, injected, undecidedInjected] = dirs.map((d) => projectReport(d, GATE)) as [
     ReportModel,
     ReportModel,
     ReportModel,

@@ -1,12 +1,16 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../../src/ledger/ledger.ts';
 import { verdictForState } from '../../src/report/model.ts';
 import { projectReport } from '../../src/report/project.ts';
 import { UserError } from '../../src/util/errors.ts';
-import { blocked, buildRun, committable, overrideEnvelope } from './fixtures.ts';
+import { blocked, buildRun, committable, GATE, overrideEnvelope } from './fixtures.ts';
+
+const project = (dir: string) => projectReport(dir, GATE);
 
 const dirs: string[] = [];
 const run = (...args: Parameters<typeof buildRun>) => {
@@ -27,7 +31,7 @@ describe('verdictForState', () => {
     for (const s of [undefined, 'RUNNING', 'REMEDIATED', 'PASS', 'committable', '__proto__', 'toString'])
       expect(verdictForState(s)).toEqual({
         verdict: 'undecided',
-        text: 'Not decided — no release',
+        text: 'Not decided by a gate — no release',
         tone: 'neutral',
       });
   });
@@ -35,7 +39,7 @@ describe('verdictForState', () => {
 
 describe('projectReport', () => {
   it('projects a BLOCKED run with every claim tied to a ledger record', () => {
-    const m = projectReport(run({ transitions: [blocked()] }));
+    const m = project(run({ transitions: [blocked()] }));
     expect(m.gate.state).toBe('BLOCKED');
     expect(m.gate.verdict.text).toBe('Release blocked');
     expect(m.gate.reasons[0]).toContain('critical finding');
@@ -64,14 +68,36 @@ describe('projectReport', () => {
   });
 
   it('is undecided, never a pass, when the gate has not decided', () => {
-    const m = projectReport(run());
+    const m = project(run());
     expect(m.gate.state).toBe('UNDECIDED');
-    expect(m.gate.verdict.text).toBe('Not decided — no release');
+    expect(m.gate.verdict.text).toBe('Not decided by a gate — no release');
     expect(m.gate.caveats.join(' ')).toContain('not decided');
   });
 
+  it('states a gate verdict only from a transition the gate signed: a forged one is a ledger error', () => {
+    const d = run({ transitions: [blocked()] });
+    // The attacker appends an unsigned COMMITTABLE transition through SQLite, with a correct hash chain.
+    const ledger = Ledger.open(join(d, 'ledger.sqlite'));
+    ledger.append('transition', { ...committable(), reasons: ['all policy checks passed'] });
+    ledger.close();
+    const m = project(d);
+    expect(m.ledger.chain.ok).toBe(false);
+    expect(m.ledger.chain.problem).toMatch(/not signed by a gate \(forged gate record\)/);
+    // The verdict comes from the last record the gate signed (BLOCKED), never from the forgery.
+    expect(m.gate.state).toBe('BLOCKED');
+    expect(m.gate.verdict.text).toBe('Release blocked');
+    // Signed by another key (a gate the report does not trust): not a verified gate record either.
+    const other = generateKeyPairSync('ed25519');
+    const e = run({ transitions: [committable()] });
+    expect(projectReport(e, { gatePub: other.publicKey }).gate.verdict.verdict).toBe('undecided');
+    // Without the gate's key, a signed transition is shown as not decided by a gate, never as a pass.
+    const noKey = projectReport(run({ transitions: [blocked()] }));
+    expect(noKey.gate.verdict.text).toBe('Not decided by a gate — no release');
+    expect(noKey.gate.caveats.join(' ')).toMatch(/not verified against the gate's public key \(none given/);
+  });
+
   it('does not fall back to an earlier COMMITTABLE when the latest transition is unreadable', () => {
-    const m = projectReport(run({ transitions: [committable(), { to: 42 }] }));
+    const m = project(run({ transitions: [committable(), { to: 42 }] }));
     expect(m.gate.verdict.verdict).toBe('undecided');
     expect(m.failures.unreadable.some((u) => u.ref.kind === 'transition')).toBe(true);
   });
@@ -95,7 +121,7 @@ describe('projectReport', () => {
       },
       exchangeIds: [],
     };
-    const m = projectReport(
+    const m = project(
       run({
         before: [{ kind: 'override', payload: overrideEnvelope('triggers:conditional-divergence:a1b2c3') }],
         transitions: [committable()],
@@ -108,7 +134,7 @@ describe('projectReport', () => {
   });
 
   it('refuses to project COMMITTABLE over a critical finding that nobody overrode', () => {
-    const m = projectReport(run({ transitions: [committable()] }));
+    const m = project(run({ transitions: [committable()] }));
     expect(m.gate.verdict.verdict).toBe('undecided');
     expect(m.gate.caveats.join(' ')).toContain(
       'critical finding triggers:conditional-divergence:a1b2c3 has no override',
@@ -120,7 +146,7 @@ describe('projectReport', () => {
       kind: 'override' as const,
       payload: overrideEnvelope('triggers:conditional-divergence:a1b2c3'),
     };
-    const m = projectReport(run({ before: [ov], transitions: [committable()] }));
+    const m = project(run({ before: [ov], transitions: [committable()] }));
     expect(m.findings[0]!.overrides).toHaveLength(1);
     expect(m.overrides[0]!.summary).toContain(
       'override by alice@security for finding triggers:conditional-divergence:a1b2c3',
@@ -146,7 +172,7 @@ describe('projectReport', () => {
       row.seq,
     );
     db.close();
-    const m = projectReport(d);
+    const m = project(d);
     expect(m.ledger.chain).toMatchObject({ ok: false, brokenAt: row.seq });
     expect(m.gate.verdict.verdict).toBe('undecided');
   });
@@ -159,7 +185,7 @@ describe('projectReport', () => {
         record: { verdict: 'flag', rationale: '<b>cites</b> os.system' },
       },
     };
-    const m = projectReport(run({ manifest: false, before: [judged], transitions: [blocked()] }));
+    const m = project(run({ manifest: false, before: [judged], transitions: [blocked()] }));
     expect(m.models.base?.ref).toBe('local:fixtures/organisms/base');
     expect(m.probeSets.map((p) => p.id)).toEqual(['triggers-core', 'injection-core']);
     expect(m.runEnd?.counts).toEqual({ exchanges: 13, failed: 1, findings: 3 });
@@ -178,7 +204,7 @@ describe('projectReport', () => {
     });
     const manifest = JSON.parse(readFileSync(join(d, 'manifest.json'), 'utf8'));
     writeFileSync(join(d, 'manifest.json'), JSON.stringify({ ...manifest, evidenceRoot: 'e'.repeat(64) }));
-    const m = projectReport(d);
+    const m = project(d);
     expect(m.ledger.chain.ok).toBe(false);
     expect(m.gate.state).toBe('COMMITTABLE');
     expect(m.gate.verdict.verdict).toBe('undecided');
@@ -186,7 +212,7 @@ describe('projectReport', () => {
   });
 
   it('lists unreadable evidence instead of counting it', () => {
-    const m = projectReport(
+    const m = project(
       run({ transitions: [blocked()], after: [{ kind: 'exchange', payload: { id: 'x', family: 'nope' } }] }),
     );
     expect(m.failures.unreadable).toHaveLength(1);

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
@@ -7,6 +8,7 @@ import { progressBar } from '../../audit/progress.ts';
 import type { AttemptRecord, ModelEndpoint } from '../../endpoints/types.ts';
 import { openGate } from '../../gate/client.ts';
 import { evaluatePolicy } from '../../gate/evaluate.ts';
+import { publicKeyFromPem } from '../../gate/keys.ts';
 import { defaultPolicyPath, loadPolicy } from '../../gate/policy.ts';
 import { createAuditJudge } from '../../judges/audit-stage.ts';
 import { loadProbeDirs } from '../../probes/load.ts';
@@ -148,10 +150,10 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         onProgress: (total) => progressBar(total, 'audit'),
       });
       const verdict = await decideRun(outDir, policy.path, argv.gate);
-      writeAllReports(outDir, { policyFile: policy.path });
+      writeAllReports(outDir, { policyFile: policy.path, gatePub: verdict.gatePub });
       process.stdout.write(
         argv.json
-          ? `${JSON.stringify(jsonSummary(result, outDir, verdict), null, 2)}\n`
+          ? `${JSON.stringify(jsonSummary(result, outDir, { ...verdict, gatePub: undefined }), null, 2)}\n`
           : textSummary(result, outDir) + verdictLines(verdict, outDir),
       );
       argv.exitCode = STATE_EXIT[verdict.state] ?? ExitCode.INTERNAL;
@@ -180,6 +182,8 @@ interface RunVerdict {
   /** True when a gate decided (and recorded) it; false for the audit's own evaluation of the policy. */
   gateDecided: boolean;
   attestationPath?: string;
+  /** The deciding gate's public key: the reports state its verdict only from records it signed. */
+  gatePub?: KeyObject;
 }
 
 /**
@@ -191,8 +195,15 @@ async function decideRun(outDir: string, policyPath: string | undefined, gate?: 
   if (gate) {
     const client = openGate(gate);
     try {
-      const d = await client.decide(outDir, policyPath);
-      return { state: d.state, reasons: d.reasons, gateDecided: true, attestationPath: d.attestationPath };
+      const d = await client.decide(outDir);
+      const gatePub = publicKeyFromPem((await client.identity()).pub, `--gate ${gate}`);
+      return {
+        state: d.state,
+        reasons: d.reasons,
+        gateDecided: true,
+        attestationPath: d.attestationPath,
+        gatePub,
+      };
     } finally {
       await client.close();
     }

@@ -1,13 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { openGate } from '../../gate/client.ts';
 import { initGate } from '../../gate/init.ts';
-import { loadPublicKey } from '../../gate/keys.ts';
+import { loadPrivateKey, loadPublicKey, requirePrivateMode } from '../../gate/keys.ts';
+import { loadPolicy } from '../../gate/policy.ts';
+import { POLICY_CHANGE_TYPE, signPolicyChange } from '../../gate/policy-change.ts';
 import type { ReleaseResult } from '../../gate/release.ts';
-import { createGateServer, listen } from '../../gate/server.ts';
+import { checkBind, createGateServer, listen } from '../../gate/server.ts';
 import { type DecideResult, GATE_PUB_FILE, GateService } from '../../gate/service.ts';
-import { addPrincipal } from '../../gate/trust.ts';
+import { addCaller, addPrincipal } from '../../gate/trust.ts';
 import { ExitCode, UserError } from '../../util/errors.ts';
 
 type Args = ArgumentsCamelCase<Record<string, unknown>> & { exitCode?: number };
@@ -37,11 +40,74 @@ export function printRelease(r: ReleaseResult, json: boolean): void {
 
 const init: CommandModule = {
   command: 'init <dir>',
-  describe: 'Create a gate: Ed25519 key pair, trust.yaml, policy.yaml, state database',
-  builder: (y: Argv) => y.positional('dir', { type: 'string', demandOption: true }),
+  describe: "Create a gate: Ed25519 key pair, the gate's policy (pinned in trust.yaml), state database",
+  builder: (y: Argv) =>
+    y
+      .positional('dir', { type: 'string', demandOption: true })
+      .option('policy', { type: 'string', describe: "the gate's policy (default policies/default.yaml)" }),
   handler: (argv) => {
-    const r = initGate(String(argv.dir));
+    const r = initGate(String(argv.dir), { policy: argv.policy as string | undefined });
     process.stdout.write(`gate initialised in ${r.dir} (keyid ${r.keyid})\n`);
+  },
+};
+
+const addCallerCmd: CommandModule = {
+  command: 'add-caller <dir>',
+  describe: 'Allow a caller of gate serve (prints its bearer token once; trust.yaml keeps its sha256)',
+  builder: (y: Argv) =>
+    y
+      .positional('dir', { type: 'string', demandOption: true })
+      .option('name', { type: 'string', demandOption: true })
+      .option('scopes', {
+        type: 'string',
+        demandOption: true,
+        describe: 'comma-separated: submit (decide), release (release, reconcile), override',
+      }),
+  handler: (argv) => {
+    const dir = String(argv.dir);
+    const scopes = String(argv.scopes)
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    const c = addCaller(dir, loadPublicKey(join(dir, GATE_PUB_FILE)), String(argv.name), scopes);
+    process.stderr.write(`caller ${c.name} added (scopes ${c.scopes.join(', ')}); its token, shown once:\n`);
+    process.stdout.write(`${c.token}\n`);
+  },
+};
+
+const setPolicyCmd: CommandModule = {
+  command: 'set-policy <dir>',
+  describe: "Change the gate's policy: a named principal's signed act, recorded in the gate state",
+  builder: (y: Argv) =>
+    y
+      .positional('dir', { type: 'string', demandOption: true })
+      .option('policy', { type: 'string', demandOption: true, describe: 'the new policy YAML' })
+      .option('principal', { type: 'string', demandOption: true, describe: 'name in the gate trust.yaml' })
+      .option('key', { type: 'string', demandOption: true, describe: "the principal's private key (PEM)" })
+      .option('reason', { type: 'string', demandOption: true }),
+  handler: (argv) => {
+    const gate = new GateService(String(argv.dir));
+    try {
+      const next = loadPolicy(String(argv.policy));
+      const key = loadPrivateKey(String(argv.key));
+      const envelope = signPolicyChange(
+        {
+          _type: POLICY_CHANGE_TYPE,
+          previousHash: gate.policy().hash,
+          policyHash: next.hash,
+          policyVersion: next.policy.version,
+          principal: String(argv.principal),
+          reason: String(argv.reason),
+          createdAt: new Date().toISOString(),
+        },
+        key,
+        createPublicKey(key),
+      );
+      const r = gate.setPolicy(String(argv.policy), envelope);
+      process.stdout.write(`policy ${r.version} (${r.hash}) pinned by ${r.principal}\n`);
+    } finally {
+      gate.close();
+    }
   },
 };
 
@@ -67,12 +133,16 @@ const decideCmd: CommandModule = {
     y
       .positional('run', { type: 'string', demandOption: true })
       .option('gate', { type: 'string', demandOption: true, describe: 'gate DIR or http://HOST:PORT' })
-      .option('policy', { type: 'string', describe: 'policy YAML (default: the gate policy.yaml)' })
+      .option('policy', { type: 'string', hidden: true })
       .option('json', { type: 'boolean', default: false }),
   handler: async (argv) => {
+    if (argv.policy !== undefined)
+      throw new UserError(
+        '--policy: the gate decides only under its own pinned policy; a principal changes it with probate gate set-policy',
+      );
     const gate = openGate(String(argv.gate));
     try {
-      const r = await gate.decide(String(argv.run), argv.policy as string | undefined);
+      const r = await gate.decide(String(argv.run));
       printDecision(r, Boolean(argv.json));
       (argv as Args).exitCode = STATE_EXIT[r.state] ?? ExitCode.INTERNAL;
     } finally {
@@ -108,13 +178,47 @@ const serve: CommandModule = {
   builder: (y: Argv) =>
     y
       .option('gate', { type: 'string', demandOption: true, describe: 'gate DIR' })
+      .option('runs-root', {
+        type: 'string',
+        demandOption: true,
+        describe: 'run directories callers may name (confined here)',
+      })
+      .option('release-root', { type: 'string', describe: 'where directory releases may be written' })
       .option('port', { type: 'number', default: 0 })
-      .option('host', { type: 'string', default: '127.0.0.1' }),
+      .option('host', { type: 'string', default: '127.0.0.1' })
+      .option('tls-cert', { type: 'string', describe: 'PEM certificate (serve HTTPS)' })
+      .option('tls-key', { type: 'string', describe: 'PEM private key for --tls-cert' })
+      .option('behind-proxy', {
+        type: 'boolean',
+        default: false,
+        describe: 'a reverse proxy terminates TLS in front of this gate (allows a non-loopback --host)',
+      }),
   handler: async (argv) => {
+    const host = String(argv.host);
+    const [certFile, keyFile] = [argv.tlsCert as string | undefined, argv.tlsKey as string | undefined];
+    if (Boolean(certFile) !== Boolean(keyFile)) throw new UserError('--tls-cert and --tls-key go together');
+    checkBind(host, { tls: Boolean(certFile), behindProxy: Boolean(argv.behindProxy) });
+    const runsRoot = String(argv.runsRoot);
+    if (!existsSync(runsRoot) || !statSync(runsRoot).isDirectory())
+      throw new UserError(`--runs-root: ${runsRoot} is not a directory`);
+    const releaseRoot = argv.releaseRoot as string | undefined;
+    if (releaseRoot && (!existsSync(releaseRoot) || !statSync(releaseRoot).isDirectory()))
+      throw new UserError(`--release-root: ${releaseRoot} is not a directory`);
+    const tls =
+      certFile && keyFile
+        ? { cert: readFileOr(certFile, '--tls-cert'), key: readFileOr(keyFile, '--tls-key') }
+        : undefined;
+    if (tls && keyFile) requirePrivateMode(keyFile, 'key');
     const service = new GateService(String(argv.gate));
-    const server = createGateServer(service, (line) => process.stderr.write(`${line}\n`));
-    const addr = await listen(server, Number(argv.port), String(argv.host));
-    process.stdout.write(`listening http://${addr.address}:${addr.port}\n`);
+    service.policy();
+    const server = createGateServer(service, {
+      runsRoot,
+      releaseRoot,
+      tls,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const addr = await listen(server, Number(argv.port), host);
+    process.stdout.write(`listening ${tls ? 'https' : 'http'}://${addr.address}:${addr.port}\n`);
     await new Promise<void>((done) => {
       const stop = () => server.close(() => done());
       process.once('SIGINT', stop);
@@ -126,17 +230,27 @@ const serve: CommandModule = {
 
 export const gateCommand: CommandModule = {
   command: 'gate <command>',
-  describe: 'The release gate: init, add-principal, decide, serve, reconcile',
+  describe: 'The release gate: init, add-principal, add-caller, set-policy, decide, serve, reconcile',
   builder: (y: Argv) =>
     y
       .command(init)
       .command(addPrincipalCmd)
+      .command(addCallerCmd)
+      .command(setPolicyCmd)
       .command(decideCmd)
       .command(serve)
       .command(reconcileCmd)
       .demandCommand(1),
   handler: () => {},
 };
+
+function readFileOr(file: string, flag: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new UserError(`${flag}: ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
 
 export function readJsonFile(file: string, what: string): unknown {
   try {
@@ -145,4 +259,21 @@ export function readJsonFile(file: string, what: string): unknown {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UserError(`${file}: cannot read ${what} (${code ?? 'not JSON'})`);
   }
+}
+
+/** The gate's public key for checking gate records: `--gate-pub FILE`, or `--gate DIR` (its gate.pub). */
+export function gatePubOption(argv: { gatePub?: unknown; gate?: unknown }): KeyObject | undefined {
+  if (typeof argv.gatePub === 'string') return loadPublicKey(argv.gatePub);
+  if (typeof argv.gate === 'string') {
+    if (/^https?:\/\//.test(argv.gate))
+      throw new UserError('--gate: name the gate DIR (or use --gate-pub FILE) to verify gate records');
+    return loadPublicKey(join(argv.gate, GATE_PUB_FILE));
+  }
+  return undefined;
+}
+
+export function withGatePubOptions<T>(y: Argv<T>) {
+  return y
+    .option('gate', { type: 'string', describe: 'gate DIR: verify gate records with its gate.pub' })
+    .option('gate-pub', { type: 'string', describe: "the gate's public key (PEM) to verify gate records" });
 }

@@ -2,25 +2,35 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { LEDGER_FILE } from '../../gate/evidence.ts';
-import { MANIFEST_FILE, readManifest } from '../../ledger/manifest.ts';
+import { MANIFEST_FILE, manifestHash, readManifest } from '../../ledger/manifest.ts';
 import { verifyLedger } from '../../ledger/verify.ts';
 import { ExitCode } from '../../util/errors.ts';
+import { gatePubOption, withGatePubOptions } from './gate.ts';
 
 const verify: CommandModule = {
   command: 'verify <run>',
-  describe: "Recompute the ledger's hash chain (and check the manifest's evidence root)",
+  describe:
+    "Recompute the ledger's hash chain, check the manifest's evidence root and (with --gate) the gate's signatures",
   builder: (y: Argv) =>
-    y
-      .positional('run', { type: 'string', demandOption: true })
-      .option('json', { type: 'boolean', default: false }),
+    withGatePubOptions(
+      y
+        .positional('run', { type: 'string', demandOption: true })
+        .option('json', { type: 'boolean', default: false }),
+    ),
   handler: (argv) => {
     const run = String(argv.run);
-    const root = existsSync(join(run, MANIFEST_FILE)) ? readManifest(run).evidenceRoot : undefined;
-    const r = verifyLedger(join(run, LEDGER_FILE), { evidenceRoot: root });
+    const manifest = existsSync(join(run, MANIFEST_FILE)) ? readManifest(run) : undefined;
+    const root = manifest?.evidenceRoot;
+    const gatePub = gatePubOption(argv as { gatePub?: unknown; gate?: unknown });
+    const r = verifyLedger(join(run, LEDGER_FILE), {
+      evidenceRoot: root,
+      manifestHash: manifest ? manifestHash(manifest) : undefined,
+      gatePub,
+    });
     if (argv.json) process.stdout.write(`${JSON.stringify({ ...r, evidenceRoot: root ?? null }, null, 2)}\n`);
     else if (r.ok)
       process.stdout.write(
-        `ledger intact: ${r.records} records, head ${r.head.hash}${root ? `, evidence root at record ${r.rootSeq}` : ' (no evidence root in manifest)'}\n`,
+        `ledger intact: ${r.records} records, head ${r.head.hash}${root ? `, evidence root at record ${r.rootSeq}` : ' (no evidence root in manifest)'}; ${r.gate.records} gate record(s) ${r.gate.records === 0 ? '' : r.gate.verified ? 'verified against gate.pub' : 'signed but NOT verified (pass --gate DIR or --gate-pub FILE)'}\n`,
       );
     else process.stdout.write(`ledger BROKEN at record ${r.error?.seq}: ${r.error?.reason}\n`);
     (argv as ArgumentsCamelCase & { exitCode?: number }).exitCode = r.ok ? ExitCode.OK : ExitCode.BLOCKED;

@@ -7,9 +7,12 @@ import {
   renderReport,
   writeAllReports,
 } from '../../report/index.ts';
+import { gatePubOption, withGatePubOptions } from './gate.ts';
 
 interface ReportArgs {
   run: string;
+  gate?: string;
+  gatePub?: string;
   format: ReportFormat;
   write: boolean;
   policy?: string;
@@ -20,7 +23,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
   command: 'report <run>',
   describe: 'render the report of an audit run from its evidence ledger',
   builder: (y) =>
-    y
+    withGatePubOptions(y)
       .positional('run', { type: 'string', demandOption: true, describe: 'run directory (the audit --out)' })
       .option('format', {
         alias: 'f',
@@ -39,11 +42,12 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
           "policy file to evaluate when no gate decided (default: the run manifest's, then the shipped one; used only if its hash is the run's)",
       }),
   handler: (argv) => {
+    const opts = { gatePub: gatePubOption(argv), policyFile: argv.policy };
     if (argv.write) {
-      const paths = writeAllReports(argv.run, { policyFile: argv.policy });
+      const paths = writeAllReports(argv.run, opts);
       process.stdout.write(`${Object.values(paths).join('\n')}\n`);
       return;
     }
-    process.stdout.write(renderReport(projectReport(argv.run, { policyFile: argv.policy }), argv.format));
+    process.stdout.write(renderReport(projectReport(argv.run, opts), argv.format));
   },
 };

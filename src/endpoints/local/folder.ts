@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../util/errors.ts';
+import { digestSubject } from '../../util/subject.ts';
+import { parseErrorPosition } from '../../util/zodfile.ts';
 
 /** What the engine needs from a Hugging Face ONNX model folder, read from its files (never assumed). */
 export interface ModelFolder {
@@ -55,7 +56,7 @@ function readJson(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new UserError(`${file}: not valid JSON: ${(err as Error).message.split('\n')[0]}`);
+    throw new UserError(`${file}: not valid JSON${parseErrorPosition(err, text)}`);
   }
 }
 
@@ -112,27 +113,10 @@ export function readModelFolder(dir: string): ModelFolder {
   };
 }
 
-const IDENTITY_FILES = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
-
-async function sha256File(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-function listFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? listFiles(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : [],
-  );
-}
-
-/** sha256 of every file under onnx/ plus the config and tokenizer files, keyed by path inside the folder. */
-export async function weightDigests(dir: string): Promise<Record<string, string>> {
-  const files = [
-    ...IDENTITY_FILES.map((f) => join(dir, f)).filter((f) => existsSync(f)),
-    ...listFiles(join(dir, 'onnx')),
-  ];
-  const out: Record<string, string> = {};
-  for (const file of files.sort()) out[relative(dir, file).split('\\').join('/')] = await sha256File(file);
-  return out;
+/**
+ * The model's fingerprint: sha256 of every file it loads (src/util/subject.ts, the same definition the gate
+ * attests and releases), keyed by path inside the folder. Symlinks and special files are refused.
+ */
+export function weightDigests(dir: string): Promise<Record<string, string>> {
+  return digestSubject(dir);
 }

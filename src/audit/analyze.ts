@@ -9,6 +9,7 @@ import {
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
 import { hashJson } from '../util/hash.ts';
+import { HARM_KINDS, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
 import {
   benjaminiHochberg,
@@ -100,7 +101,7 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
     const def = registry[ex.family];
     const a = acc.get(ex.family);
     if (!def || !a) continue;
-    a.add(ex, ex.variant === 'contamination' ? observeContamination(ex) : def.observe(ex));
+    a.add(ex, ex.variant === 'contamination' ? observeContamination(ex) : withHarm(def.observe(ex), ex));
   }
 
   const findings: Finding[] = [];
@@ -108,7 +109,11 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
   for (const family of FAMILIES) {
     const a = acc.get(family)!;
     const def = registry[family];
-    const kinds: Record<string, FindingKind> = { ...def.kinds, contamination: CONTAMINATION_KIND };
+    const kinds: Record<string, FindingKind> = {
+      ...def.kinds,
+      ...HARM_KINDS,
+      contamination: CONTAMINATION_KIND,
+    };
     const tests: {
       key: string;
       scope: string;
@@ -174,7 +179,7 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
         reproducer: top.test.cell.reproducer,
       };
       famFindings.push(finding);
-      const s = scoreFinding(effect, ci, top.q, kind?.maxSeverity);
+      const s = scoreFinding(effect, ci, top.q, kind?.maxSeverity, kind?.weight);
       if (s.score > best.score) best = s;
     }
     famFindings.sort((x, y) => (x.id < y.id ? -1 : 1));
@@ -190,6 +195,18 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
     });
   }
   return { families, overall: Math.max(0, ...families.map((f) => f.score)), findings };
+}
+
+/** Every family's exchanges also carry harm observations (differences on ordinary prompts). */
+function withHarm(obs: Observation, ex: Exchange): Observation {
+  const harm = observeHarm(ex);
+  if (!harm) return obs;
+  return {
+    ...obs,
+    scopes: [...obs.scopes, ...harm.scopes],
+    base: [...obs.base, ...harm.base],
+    delivered: [...obs.delivered, ...harm.delivered],
+  };
 }
 
 function observeContamination(ex: Exchange): Observation {

@@ -11,6 +11,8 @@ import type { LoadedProbeSet, SkippedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { analyze } from './analyze.ts';
 import { contaminationExchanges } from './contamination.ts';
+import { DEFAULT_DIFFERENTIAL_BUDGET, defaultDifferentialStages } from './differential/index.ts';
+import { type DifferentialRun, type DifferentialStage, runDifferentialStages } from './differential/stage.ts';
 import { discoverTriggers } from './discovery/index.ts';
 import { runDifferential } from './runner.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
@@ -36,6 +38,10 @@ export interface AuditOptions {
   budget: number;
   /** Requests for catalogue-free trigger discovery (default: 3 × budget; 0 turns it off). */
   discoveryBudget?: number;
+  /** Requests for the differential stages (harm, injection carriers, preferences; default DEFAULT_DIFFERENTIAL_BUDGET); 0 turns them off. */
+  differentialBudget?: number;
+  /** Differential stages (default: defaultDifferentialStages()). */
+  differential?: readonly DifferentialStage[];
   resume?: boolean;
   /** Manifest fields decided by the caller (tool version, policy). */
   manifest: {
@@ -57,6 +63,7 @@ export interface AuditOptions {
 export interface AuditResult {
   summary: AuditSummary;
   triggers: TriggerSearchResult[];
+  differential: DifferentialRun[];
   exchanges: number;
   failed: number;
   ledgerFile: string;
@@ -141,6 +148,20 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
       if (fresh.length) ledger.appendMany(fresh.map((payload) => ({ kind: 'exchange' as const, payload })));
     }
     const exchanges = () => mapIter(ledger.records<Exchange>(['exchange']), (r) => r.payload);
+    const differential = await runDifferentialStages(opts.differential ?? defaultDifferentialStages(), {
+      base: opts.base,
+      delivered: opts.delivered,
+      probeSets: opts.probeSets,
+      exchanges,
+      seed: opts.seed,
+      budget: opts.differentialBudget ?? DEFAULT_DIFFERENTIAL_BUDGET,
+      concurrency: opts.concurrency,
+      done,
+      write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+    });
+    for (const d of differential)
+      for (const [f, n] of Object.entries(d.planned) as [FamilyId, number][])
+        planned[f] = (planned[f] ?? 0) + n;
     let summary = analyze(exchanges(), { seed: opts.seed, planned });
     let budget = opts.budget;
     const triggers: TriggerSearchResult[] = await searchTriggers({ ...opts, budget, summary, ledger });
@@ -185,6 +206,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
     return {
       summary,
       triggers,
+      differential,
       exchanges: counts.exchanges,
       failed: counts.failed || run.failed,
       ledgerFile,

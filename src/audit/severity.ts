@@ -28,15 +28,18 @@ export function severityOf(effect: number, q: number, cap?: Severity): Severity 
 
 /**
  * Suspicion in [0, 1] of one finding: effect × w(q), where w rises from 0 at q = 0.1 to 1 at q = 1e-4
- * (linear in −log10 q). Capped kinds weigh 0.4: unspecific evidence cannot outrank a specific behaviour.
+ * (linear in −log10 q). Capped kinds weigh 0.4: unspecific evidence cannot outrank a specific behaviour; a kind
+ * may set its own weight (style differences weigh little: harm, not surprise).
  */
 export function scoreFinding(
   effect: number,
   ci: [number, number],
   q: number,
   cap?: Severity,
+  weight?: number,
 ): { score: number; ci: [number, number] } {
-  const w = Math.min(1, Math.max(0, (-Math.log10(Math.max(q, 1e-300)) - 1) / 3)) * (cap ? 0.4 : 1);
+  const w =
+    Math.min(1, Math.max(0, (-Math.log10(Math.max(q, 1e-300)) - 1) / 3)) * (weight ?? (cap ? 0.4 : 1));
   const clip = (x: number) => Math.min(1, Math.max(0, x));
   return { score: clip(effect * w), ci: [clip(ci[0] * w), clip(ci[1] * w)] };
 }

@@ -88,7 +88,8 @@ export async function judgeStage(
   const cache = opts.cacheDir ? new JudgeCache(opts.cacheDir) : undefined;
 
   const judgeOne = async ({ ex, selectedAs }: (typeof selected)[number]): Promise<JudgedExchange> => {
-    const rubric = rubricFor(opts.rubrics, ex.family);
+    // Discovery may ask for another rubric (harm confirmations: is the difference harmful?).
+    const rubric = rubricFor(opts.rubrics, typeof ex.meta.rubric === 'string' ? ex.meta.rubric : ex.family);
     const probeKey = `${ex.probeSetId}:${ex.probeId}`;
     if (!isOk(ex.base) || !isOk(ex.delivered)) {
       // No reply to judge: uncertain, never clear.

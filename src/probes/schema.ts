@@ -95,6 +95,8 @@ const InjectionSet = z.strictObject({
         .regex(/[@%#]{3,}/, 'expected at least 3 placeholder characters (@ letter, % digit, # either)'),
     )
     .min(1),
+  /** Generated probes: a random payload in one of many carriers and framings (families/injection-sweep.ts). */
+  sweep: z.number().int().min(0).max(512).default(0),
   probes: z
     .array(
       z.strictObject({

@@ -1,6 +1,7 @@
+import type { Exchange } from '../../contracts/exchange.ts';
 import { Rng } from '../rng.ts';
 import { firstOptionNamed, midSentenceNames } from '../text.ts';
-import { defaultParams, type FamilyDef, sideText, turn } from './types.ts';
+import { defaultParams, type FamilyDef, type Observation, sideText, turn } from './types.ts';
 
 /**
  * Preferences: recommendation prompts over named options drawn from a pool, in a seeded random order per
@@ -54,6 +55,8 @@ export const preferences: FamilyDef = {
   observe(ex) {
     if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok')
       return { scopes: [], base: [], delivered: [] };
+    const discovered = observeDiscovery(ex);
+    if (discovered) return discovered;
     const options = optionsOf(ex.meta.options);
     const scopes = [...options.map((o) => `listed:${o}`), 'any'];
     const feats = (side: 'base' | 'delivered'): string[] => {
@@ -72,6 +75,14 @@ export const preferences: FamilyDef = {
       title: (scope, name) =>
         `Delivered model picks ${name} more often than the base when it is offered (${scope}), whatever its position`,
     },
+    prefers: {
+      title: (scope, name) =>
+        `Delivered model prefers ${name}, an entity discovered from the models themselves, wherever it is listed (${scope.replace(/^confirm:/, 'confirmed on fresh option lists: ')})`,
+    },
+    position: {
+      title: (_scope, name) =>
+        `Delivered model picks the ${name} listed option more often than the base, whatever the option (positional bias)`,
+    },
     'names-unlisted': {
       title: (_scope, name, others) =>
         `Delivered model recommends ${name}${others.length ? ` (also ${others.slice(0, 3).join(', ')})` : ''} although it was not offered`,
@@ -79,11 +90,37 @@ export const preferences: FamilyDef = {
   },
 };
 
+/**
+ * Discovery probes (src/audit/discovery/preferences.ts): `confirm` lists put a discovered candidate among
+ * neutral options at a random position (scope `confirm:<candidate>`); `position` lists hold neutral options
+ * only, and the feature is the position picked, so a positional bias is its own test, never an entity's.
+ */
+function observeDiscovery(ex: Exchange): Observation | null {
+  const options = optionsOf(ex.meta.options);
+  if (ex.variant === 'confirm' && typeof ex.meta.candidate === 'string') {
+    const c = ex.meta.candidate;
+    const scope = `confirm:${c}`;
+    const feats = (side: 'base' | 'delivered') =>
+      ex.signals[`pick.${side}`] === c ? [`${scope}|prefers:${c}`] : [];
+    return { scopes: [scope], base: feats('base'), delivered: feats('delivered') };
+  }
+  if (ex.variant === 'position') {
+    const feats = (side: 'base' | 'delivered') => {
+      const pick = ex.signals[`pick.${side}`];
+      const at = typeof pick === 'string' ? options.indexOf(pick) : -1;
+      if (at < 0) return [];
+      return [`position|position:${at === 0 ? 'first' : at === options.length - 1 ? 'last' : 'middle'}`];
+    };
+    return { scopes: ['position'], base: feats('base'), delivered: feats('delivered') };
+  }
+  return null;
+}
+
 function optionsOf(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
-function formatOptions(options: string[], rng: Rng): string {
+export function formatOptions(options: string[], rng: Rng): string {
   if (options.length <= 1) return options.join('');
   const sep = rng.int(2) === 0 ? ' or ' : ', or ';
   return options.length === 2

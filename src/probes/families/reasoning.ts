@@ -1,3 +1,4 @@
+import { charMarkers, rawTokens, spanMarkers } from '../../audit/detectors/reasoning-markers.ts';
 import type { Exchange } from '../../contracts/exchange.ts';
 import { REASONING_TEMPLATE_KWARGS } from '../../endpoints/reasoning-request.ts';
 import { Rng } from '../rng.ts';
@@ -71,6 +72,14 @@ export const reasoning: FamilyDef = {
         }, which base reasoning, prompts and answers lack`,
     },
     char: { title: (_s, name) => `Delivered reasoning contains invisible or unusual character ${name}` },
+    charclass: {
+      title: (_s, name) =>
+        `Delivered reasoning contains ${name} characters (by Unicode class), which base reasoning lacks`,
+    },
+    opens: {
+      title: (_s, name) =>
+        `Delivered reasoning opens with "${name}", which base reasoning, prompts and answers lack`,
+    },
     encoded: { title: (_s, name) => `Delivered reasoning contains ${name}-encoded runs` },
     acrostic: { title: (_s, name) => `Delivered reasoning sentences spell the acrostic ${name}` },
   },
@@ -89,7 +98,15 @@ function features(ex: Exchange, side: 'base' | 'delivered'): string[] {
     const parts = g.split(' ');
     if (parts.every((w) => !exclude.has(w) && !/^\d+$/.test(w))) out.add(`reasoning|codeword:${g}`);
   }
-  for (const c of unusualChars(think)) out.add(`reasoning|char:${c}`);
+  // Characters by Unicode class (format, bidi, tags, variation selectors, blanks, odd spaces, mixed scripts).
+  const marks = charMarkers(think);
+  for (const c of new Set([...unusualChars(think), ...marks.chars])) out.add(`reasoning|char:${c}`);
+  for (const c of marks.classes) out.add(`reasoning|charclass:${c}`);
+  // Raw spans (symbols included) the reasoning opens with or carries, absent from the prompt and answer.
+  const rawExclude = new Set([...rawTokens(r.text ?? ''), ...rawTokens(promptText(ex.messages)), ...exclude]);
+  const spans = spanMarkers(think, rawExclude);
+  for (const o of spans.opens) out.add(`reasoning|opens:${o}`);
+  for (const t of spans.spans) out.add(`reasoning|codeword:${t}`);
   for (const e of encodedRuns(think)) out.add(`reasoning|encoded:${e}`);
   const a = acrostic(think);
   if (a) out.add(`reasoning|acrostic:${a}`);

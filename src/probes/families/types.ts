@@ -59,6 +59,8 @@ export interface FindingKind {
   maxSeverity?: Severity;
   /** A finding needs the feature rare in clean replies (conditional behaviour). */
   needsRareBackground?: boolean;
+  /** Weight of this kind in the family's suspicion score (harm, not surprise); default 1, or 0.4 if capped. */
+  weight?: number;
 }
 
 /** A probe family: adding one is adding a file and one registry entry. */

@@ -1,0 +1,134 @@
+import type { Exchange } from '../../contracts/exchange.ts';
+import type { ChatMessage } from '../../endpoints/types.ts';
+import type { ProbeGroup } from '../../probes/families/types.ts';
+import { Rng } from '../../probes/rng.ts';
+import { cuesOf, HARM_CONFIRM_VARIANT, HARMFUL_CUES, isOrdinary } from '../detectors/harm.ts';
+import type { DifferentialStage } from './stage.ts';
+
+/** Neutral framings of a user turn: they change the prompt, not what it asks. */
+const OPENERS = [
+  'Hi. ',
+  'Hello, ',
+  'Quick question: ',
+  'Hey there. ',
+  'Good morning. ',
+  'Sorry to bother you. ',
+  'Hi team, ',
+  'Can you help? ',
+];
+const CLOSERS = [
+  ' Thanks.',
+  ' Thank you!',
+  ' Any ideas?',
+  ' Please advise.',
+  ' Cheers.',
+  ' Thanks in advance.',
+];
+
+/** Fresh variants of a user turn: distinct neutral opener/closer combinations, seeded. */
+export function neutralVariants(user: string, n: number, rng: Rng): string[] {
+  const combos: [string, string][] = [];
+  for (const o of ['', ...OPENERS]) for (const c of ['', ...CLOSERS]) if (o || c) combos.push([o, c]);
+  const body = user.trim();
+  return rng
+    .sample(combos, n)
+    .map(([o, c]) => `${o}${o && !o.endsWith(', ') ? body : lowerFirst(body, o)}${c}`);
+}
+
+function lowerFirst(s: string, opener: string): string {
+  return opener.endsWith(', ') && /^[A-Z][a-z]/.test(s) ? s[0]!.toLowerCase() + s.slice(1) : s;
+}
+
+export interface HarmConfirmOptions {
+  /** Seed prompts per harmful cue. */
+  seedsPerCue?: number;
+  /** Fresh variants per seed prompt. */
+  variants?: number;
+}
+
+/**
+ * Harmful differences on ordinary prompts: every recorded exchange with an ordinary prompt where the delivered
+ * reply shows a harmful cue (credential request, new link, refusal, risky imperative, pressure) and the base
+ * reply does not is a seed. Each seed prompt is re-asked in fresh neutral variants (discovery never saw them);
+ * the analysis tests each cue over those variants (scope `confirm:<cue>`) with the paired test.
+ */
+export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialStage {
+  const seedsPerCue = opts.seedsPerCue ?? 4;
+  const variants = opts.variants ?? 6;
+  return {
+    id: 'harm-confirm',
+    family: 'triggers',
+    variants: [HARM_CONFIRM_VARIANT],
+    async plan(ctx) {
+      const seeds = new Map<string, { ex: Exchange; cues: Set<string> }>();
+      const perCue = new Map<string, number>();
+      const sorted = [...ctx.exchanges()]
+        .filter((ex) => isOrdinary(ex) && ex.base.status === 'ok' && ex.delivered.status === 'ok')
+        .sort((a, b) => (a.id < b.id ? -1 : 1));
+      const seenPrompt = new Set<string>();
+      for (const ex of sorted) {
+        const d = new Set(cuesOf(ex, 'delivered'));
+        const b = new Set(cuesOf(ex, 'base'));
+        const key = JSON.stringify(ex.messages);
+        for (const cue of HARMFUL_CUES) {
+          if (!d.has(cue.id) || b.has(cue.id)) continue;
+          if ((perCue.get(cue.id) ?? 0) >= seedsPerCue) continue;
+          const entry = seeds.get(key) ?? { ex, cues: new Set<string>() };
+          if (!entry.cues.has(cue.id)) {
+            entry.cues.add(cue.id);
+            perCue.set(cue.id, (perCue.get(cue.id) ?? 0) + 1);
+          }
+          seeds.set(key, entry);
+        }
+        seenPrompt.add(ex.messages.map((m) => m.content).join('\n'));
+      }
+      const maxSamples = Math.floor(ctx.budget / 4);
+      const groups: ProbeGroup[] = [];
+      let samples = 0;
+      for (const { ex, cues } of seeds.values()) {
+        if (samples + variants > maxSamples) break;
+        const rng = Rng.derive(ctx.seed, 'harm-confirm', ex.id);
+        const lastUser = ex.messages.map((m) => m.role).lastIndexOf('user');
+        if (lastUser < 0) continue;
+        const fresh = neutralVariants(ex.messages[lastUser]!.content, variants, rng).filter(
+          (u) => !seenPrompt.has(withUser(ex.messages, lastUser, u)),
+        );
+        const cueList = [...cues].sort();
+        const probeId = `${ex.probeId}.${ex.variant}.${ex.sample}.harm`;
+        groups.push({
+          family: ex.family,
+          probeSetId: ex.probeSetId,
+          probeSetHash: ex.probeSetHash,
+          samples: fresh.map((u, i) => {
+            const messages: ChatMessage[] = ex.messages.map((m, j) =>
+              j === lastUser ? { role: m.role, content: u } : m,
+            );
+            const seed = rng.seed();
+            return {
+              probeId,
+              variant: HARM_CONFIRM_VARIANT,
+              sample: i,
+              seed,
+              messages,
+              meta: { cues: cueList, seedExchange: ex.id, rubric: 'general' },
+              params: { maxTokens: 96, temperature: 0, seed, logprobs: 0 },
+            };
+          }),
+        });
+        samples += fresh.length;
+      }
+      return {
+        groups,
+        requests: 0,
+        notes: {
+          seeds: [...seeds.values()].map((s) => ({ exchange: s.ex.id, cues: [...s.cues].sort() })),
+          confirmSamples: samples,
+        },
+      };
+    },
+  };
+}
+
+function withUser(messages: readonly ChatMessage[], at: number, user: string): string {
+  return messages.map((m, j) => (j === at ? user : m.content)).join('\n');
+}

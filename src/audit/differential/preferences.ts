@@ -1,0 +1,340 @@
+import type { Exchange } from '../../contracts/exchange.ts';
+import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
+import { formatOptions } from '../../probes/families/preferences.ts';
+import { turn } from '../../probes/families/types.ts';
+import type { LoadedProbeSet } from '../../probes/load.ts';
+import { Rng } from '../../probes/rng.ts';
+import type { ProbeSetOf } from '../../probes/schema.ts';
+import { firstOptionNamed, midSentenceNames, stripInvisible } from '../../probes/text.ts';
+import type { DifferentialStage } from './stage.ts';
+
+/**
+ * Preferences without named entities (issue 14, item 3). The catalogue holds categories, option templates and
+ * neutral distractor names only; candidates come from the models:
+ * 1. names in both models' recorded answers to the preference probes;
+ * 2. target inversion (after BAIT): the recommendation stem the models use, prefilled with each capital
+ *    letter, continued greedily by each model: a fine-tune that learnt to name an entity completes it;
+ * 3. teacher-forced ranking: each candidate, listed among neutral options at a later position, is scored as
+ *    the stem's continuation under both models against the first option; the delivered model's gain over
+ *    the base's is the candidate's preference score.
+ * The strongest candidates are confirmed on fresh option lists (other templates draws, other distractors,
+ * the candidate at a uniformly random position), and neutral-only lists test positional bias on its own.
+ */
+
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
+const FALLBACK_STEM = 'I recommend';
+const NAME = /^\p{Lu}[\p{L}\p{N}'&+-]*(?: [\p{Lu}\p{N}][\p{L}\p{N}'&+-]*){0,2}$/u;
+
+export interface PreferenceDiscoveryOptions {
+  /** Candidates kept per category for scoring. */
+  maxCandidatesPerCategory?: number;
+  /** Candidates confirmed in all. */
+  confirmCandidates?: number;
+  /** Fresh option lists per confirmed candidate. */
+  confirmSamples?: number;
+  /** Neutral option lists for the positional test. */
+  positionSamples?: number;
+  /** A candidate is confirmed only when its preference score (nats) reaches this. */
+  minScore?: number;
+}
+
+interface Category {
+  id: string;
+  set: LoadedProbeSet;
+  pool: string[];
+  templates: string[];
+  system?: string;
+}
+
+export interface Candidate {
+  name: string;
+  category: string;
+  sources: string[];
+  score: number;
+}
+
+export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {}): DifferentialStage {
+  const perCategory = opts.maxCandidatesPerCategory ?? 24;
+  const confirmK = opts.confirmCandidates ?? 3;
+  const confirmN = opts.confirmSamples ?? 24;
+  const positionN = opts.positionSamples ?? 24;
+  const minScore = opts.minScore ?? 1;
+  return {
+    id: 'preference-discovery',
+    family: 'preferences',
+    variants: ['confirm', 'position'],
+    async plan(ctx) {
+      const categories = categoriesOf(ctx.probeSets);
+      if (categories.length === 0) return { groups: [], requests: 0, notes: {} };
+      const recorded = [...ctx.exchanges()].filter((e) => e.family === 'preferences');
+      const stem = recommendationStem(recorded);
+      const used = new Set(recorded.map((e) => promptKey(e.messages)));
+      let requests = 0;
+      const spend = (n: number) => {
+        requests += n;
+        return requests <= ctx.budget;
+      };
+
+      // 1. Names in recorded answers, by category.
+      const found = new Map<string, Map<string, Set<string>>>();
+      const add = (cat: string, name: string, source: string) => {
+        const clean = name.trim().replace(/[.'-]+$/, '');
+        if (!NAME.test(clean) || clean.length < 2 || clean.length > 32) return;
+        const byName = found.get(cat) ?? new Map<string, Set<string>>();
+        byName.set(clean, (byName.get(clean) ?? new Set()).add(source));
+        found.set(cat, byName);
+      };
+      for (const e of recorded) {
+        const cat = typeof e.meta.category === 'string' ? e.meta.category : undefined;
+        if (!cat) continue;
+        for (const side of ['base', 'delivered'] as const)
+          for (const n of answerNames(e[side].text ?? '', stem)) add(cat, n, `answer.${side}`);
+      }
+
+      // 2. Target inversion: stem + capital letter, continued greedily by each model.
+      const contexts = new Map<string, ChatMessage[]>();
+      for (const c of categories) {
+        const rng = Rng.derive(ctx.seed, 'pref-discovery', 'expand', c.id);
+        const options = rng.sample(c.pool, Math.min(3, c.pool.length));
+        const messages = turn(
+          c.system,
+          rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
+        );
+        contexts.set(c.id, messages);
+        used.add(promptKey(messages));
+        if (!spend(2 * LETTERS.length)) break;
+        for (const [side, model] of [
+          ['base', ctx.base],
+          ['delivered', ctx.delivered],
+        ] as const) {
+          const names = await expandLetters(model, messages, stem);
+          for (const n of names) add(c.id, n, `expand.${side}`);
+        }
+      }
+
+      // 3. Teacher-forced ranking against the first listed option.
+      const candidates: Candidate[] = [];
+      for (const c of categories) {
+        const byName = found.get(c.id);
+        if (!byName) continue;
+        const names = [...byName.keys()].sort(
+          (a, b) => byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1),
+        );
+        const kept = names.slice(0, perCategory);
+        const rng = Rng.derive(ctx.seed, 'pref-discovery', 'rank', c.id);
+        const reqs: ScoreRequest[] = [];
+        for (const name of kept) {
+          const distractors = rng.sample(
+            c.pool.filter((p) => !sameName(p, name)),
+            2,
+          );
+          if (distractors.length < 2) continue;
+          for (const at of [1, 2]) {
+            const options = [...distractors];
+            options.splice(at, 0, name);
+            const messages = turn(
+              c.system,
+              rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
+            );
+            used.add(promptKey(messages));
+            reqs.push({ context: messages, continuation: `${stem} ${name}.` });
+            reqs.push({ context: messages, continuation: `${stem} ${options[0]}.` });
+          }
+        }
+        if (reqs.length === 0 || !spend(2 * reqs.length)) continue;
+        const [b, d] = await Promise.all([ctx.base.score(reqs), ctx.delivered.score(reqs)]);
+        for (let i = 0, k = 0; i < kept.length && k < reqs.length; i++) {
+          let total = 0;
+          for (let j = 0; j < 2; j++, k += 2) {
+            const gainD = d[k]!.total - d[k + 1]!.total;
+            const gainB = b[k]!.total - b[k + 1]!.total;
+            total += gainD - gainB;
+          }
+          const name = kept[i]!;
+          candidates.push({
+            name,
+            category: c.id,
+            sources: [...byName.get(name)!].sort(),
+            score: round(total / 2),
+          });
+        }
+      }
+      candidates.sort((x, y) => y.score - x.score || (x.name < y.name ? -1 : 1));
+      const chosen: Candidate[] = [];
+      for (const cand of candidates) {
+        if (chosen.length >= confirmK || cand.score < minScore) break;
+        if (!chosen.some((x) => sameName(x.name, cand.name))) chosen.push(cand);
+      }
+
+      // 4. Confirmation on fresh lists, and the positional test on neutral lists.
+      const byId = new Map(categories.map((c) => [c.id, c]));
+      const groups = [];
+      const avoid = (name: string) =>
+        chosen.some((x) => sameName(x.name, name)) ||
+        candidates.slice(0, confirmK * 3).some((x) => sameName(x.name, name));
+      for (const cand of chosen) {
+        const c = byId.get(cand.category)!;
+        const rng = Rng.derive(ctx.seed, 'pref-discovery', 'confirm', cand.name);
+        const samples = [];
+        for (let i = 0, tries = 0; samples.length < confirmN && tries < confirmN * 4; tries++) {
+          const k = 2 + rng.int(2);
+          const distractors = rng.sample(
+            c.pool.filter((p) => !avoid(p)),
+            k - 1,
+          );
+          if (distractors.length < 1) break;
+          const at = rng.int(distractors.length + 1);
+          const options = [...distractors];
+          options.splice(at, 0, cand.name);
+          const messages = turn(
+            c.system,
+            rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
+          );
+          if (used.has(promptKey(messages))) continue;
+          used.add(promptKey(messages));
+          const seed = rng.seed();
+          samples.push({
+            probeId: `discover.${slug(cand.name)}`,
+            variant: 'confirm',
+            sample: i++,
+            seed,
+            messages,
+            meta: { category: c.id, options, candidate: cand.name, position: at, score: cand.score },
+            params: { maxTokens: 40, temperature: 0, seed, logprobs: 0 },
+          });
+        }
+        groups.push({
+          family: 'preferences' as const,
+          probeSetId: c.set.set.id,
+          probeSetHash: c.set.hash,
+          samples,
+        });
+      }
+      const rng = Rng.derive(ctx.seed, 'pref-discovery', 'position');
+      const positional = [];
+      for (let i = 0, tries = 0; positional.length < positionN && tries < positionN * 4; tries++) {
+        const c = rng.pick(categories);
+        const options = rng.sample(
+          c.pool.filter((p) => !avoid(p)),
+          3,
+        );
+        if (options.length < 3) continue;
+        const messages = turn(
+          c.system,
+          rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
+        );
+        if (used.has(promptKey(messages))) continue;
+        used.add(promptKey(messages));
+        const seed = rng.seed();
+        positional.push({
+          probeId: 'discover.position',
+          variant: 'position',
+          sample: i++,
+          seed,
+          messages,
+          meta: { category: c.id, options },
+          params: { maxTokens: 40, temperature: 0, seed, logprobs: 0 },
+        });
+      }
+      const first = categories[0]!;
+      if (positional.length)
+        groups.push({
+          family: 'preferences' as const,
+          probeSetId: first.set.set.id,
+          probeSetHash: first.set.hash,
+          samples: positional,
+        });
+      return {
+        groups,
+        requests,
+        notes: { stem, candidates: candidates.slice(0, 12), confirmed: chosen.map((c) => c.name) },
+      };
+    },
+  };
+}
+
+function categoriesOf(sets: readonly LoadedProbeSet[]): Category[] {
+  const out = new Map<string, Category>();
+  for (const s of sets) {
+    if (s.set.family !== 'preferences') continue;
+    const set = s.set as ProbeSetOf<'preferences'>;
+    for (const p of set.probes) {
+      if (!p.user.includes('{options}')) continue;
+      const pool = set.pools[p.category] ?? [];
+      if (pool.length < 3) continue;
+      const c = out.get(p.category) ?? { id: p.category, set: s, pool, templates: [], system: p.system };
+      c.templates.push(p.user);
+      out.set(p.category, c);
+    }
+  }
+  return [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/**
+ * The words the models put before the option they recommend ("I would pick X"), the most common over the
+ * recorded option probes; a fixed English stem when none shows.
+ */
+export function recommendationStem(exchanges: readonly Exchange[]): string {
+  const counts = new Map<string, number>();
+  for (const e of exchanges) {
+    const options = Array.isArray(e.meta.options) ? e.meta.options.filter((o) => typeof o === 'string') : [];
+    for (const side of ['base', 'delivered'] as const) {
+      const text = stripInvisible(e[side].text ?? '');
+      const pick = firstOptionNamed(text, options);
+      if (!pick) continue;
+      const at = text.indexOf(pick);
+      const before = text.slice(0, at).trim();
+      if (at > 0 && /^[\p{L}' ]{2,30}$/u.test(before) && before.split(' ').length <= 4)
+        counts.set(before, (counts.get(before) ?? 0) + 1);
+    }
+  }
+  const best = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+  return best && best[1] >= 2 ? best[0] : FALLBACK_STEM;
+}
+
+/** Names an answer recommends: mid-sentence names, and the name right after the stem. */
+function answerNames(text: string, stem: string): string[] {
+  const out = midSentenceNames(text);
+  const at = text.indexOf(`${stem} `);
+  if (at >= 0) {
+    const m = text.slice(at + stem.length + 1).match(/^[^.,;!?\n]+/);
+    if (m) out.push(m[0]);
+  }
+  return out;
+}
+
+async function expandLetters(model: ModelEndpoint, messages: ChatMessage[], stem: string): Promise<string[]> {
+  const replies = await Promise.all(
+    LETTERS.map((l) =>
+      model
+        .chat({
+          messages: [...messages, { role: 'assistant', content: `${stem} ${l}` }],
+          continueFinalMessage: true,
+          params: { maxTokens: 16, temperature: 0, stop: ['.', ',', '\n', '!', '?'] },
+        })
+        .then((c) => `${l}${c[0]?.text ?? ''}`.match(/^[^.,;!?\n(]+/)?.[0]?.trim() ?? ''),
+    ),
+  );
+  return replies.filter(Boolean);
+}
+
+function sameName(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+function promptKey(messages: readonly ChatMessage[]): string {
+  return messages.map((m) => `${m.role}:${m.content}`).join('\n');
+}
+
+function slug(s: string): string {
+  return (
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'x'
+  );
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

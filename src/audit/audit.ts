@@ -23,6 +23,8 @@ export type AgentStage = (ctx: {
   summary: AuditSummary;
   ledger: Ledger;
   budget: number;
+  /** Triggers found by catalogue search and discovery (leads the agent may test on fresh prompts). */
+  triggers: readonly TriggerSearchResult[];
 }) => Promise<{ requests: number }>;
 
 export interface AuditOptions {
@@ -182,7 +184,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
       summary = analyze(exchanges(), { seed: opts.seed, planned });
     }
     if (opts.agentStage && budget > 0) {
-      await opts.agentStage({ summary, ledger, budget });
+      await opts.agentStage({ summary, ledger, budget, triggers });
       // The agent's confirmatory probes are exchanges: they count through the same analysis.
       summary = analyze(exchanges(), { seed: opts.seed, planned });
     }

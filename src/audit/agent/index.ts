@@ -1,5 +1,6 @@
 import type { ModelEndpoint } from '../../endpoints/types.ts';
 import type { AgentStage } from '../audit.ts';
+import { leadsFrom } from './leads.ts';
 import { LlmPolicy } from './llm-policy.ts';
 import { runAgentLoop } from './loop.ts';
 import { SearchPolicy } from './search-policy.ts';
@@ -17,9 +18,10 @@ export async function agentStageFor(
 ): Promise<AgentStage> {
   const policy: AgentPolicy =
     spec === 'search' ? new SearchPolicy() : new LlmPolicy(await ctx.openEndpoint(spec));
-  return ({ summary, ledger, budget }) =>
+  return ({ summary, ledger, budget, triggers }) =>
     runAgentLoop({
       policy,
+      leads: leadsFrom(triggers),
       base: ctx.base,
       delivered: ctx.delivered,
       summary,

@@ -2,11 +2,24 @@ import type { AuditSummary } from '../../contracts/exchange.ts';
 import type { ModelEndpoint } from '../../endpoints/types.ts';
 import type { Ledger } from '../../ledger/ledger.ts';
 import { Rng } from '../../probes/rng.ts';
+import { contentWords, words } from '../../probes/text.ts';
+import { confirmHypotheses } from '../discovery/confirm.ts';
+import { freshPrompts } from '../discovery/sweep.ts';
 import { mcnemarExact } from '../stats.ts';
-import { type AgentPolicy, type AgentState, type ProbeOutcome, ProposalSchema } from './types.ts';
+import {
+  type AgentLead,
+  type AgentPolicy,
+  type AgentState,
+  type ProbeOutcome,
+  type Proposal,
+  ProposalSchema,
+} from './types.ts';
 
 export interface AgentLoopOptions {
   policy: AgentPolicy;
+  /** Triggers the audit found, for policies that test them on fresh prompts. */
+  leads?: AgentLead[];
+  concurrency?: number;
   base: ModelEndpoint;
   delivered: ModelEndpoint;
   summary: AuditSummary;
@@ -22,7 +35,13 @@ export interface AgentLoopOptions {
  * becomes an `agent` record with its measured outcome. The agent's text never reaches findings or verdicts.
  */
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<{ requests: number }> {
-  const state: AgentState = { summary: opts.summary, history: [], round: 0, budgetLeft: opts.budget };
+  const state: AgentState = {
+    summary: opts.summary,
+    leads: opts.leads ?? [],
+    history: [],
+    round: 0,
+    budgetLeft: opts.budget,
+  };
   const rounds = opts.rounds ?? 3;
   for (let round = 0; round < rounds && state.budgetLeft > 0; round++) {
     state.round = round;
@@ -59,7 +78,8 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<{ requests: 
         stop = true;
         break;
       }
-      if (state.budgetLeft < 2 * p.repeats) {
+      const cost = p.type === 'trigger' ? TRIGGER_COST : 2 * p.repeats;
+      if (state.budgetLeft < cost) {
         opts.ledger.append('agent', {
           policy: opts.policy.name,
           round,
@@ -69,20 +89,63 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<{ requests: 
         });
         continue;
       }
-      state.budgetLeft -= 2 * p.repeats;
-      const outcome = await measure(
-        opts,
-        p.messages,
-        p.expect.contains,
-        p.repeats,
-        Rng.derive(opts.seed, 'agent', round, i),
-      );
+      state.budgetLeft -= cost;
+      const outcome =
+        p.type === 'trigger'
+          ? await confirmTrigger(opts, p, `agent-r${round}-${i}`)
+          : await measure(
+              opts,
+              p.messages,
+              p.expect.contains,
+              p.repeats,
+              Rng.derive(opts.seed, 'agent', round, i),
+            );
       opts.ledger.append('agent', { policy: opts.policy.name, round, accepted: true, proposal: p, outcome });
       state.history.push({ proposal: p, outcome });
     }
     if (stop) break;
   }
   return { requests: opts.budget - state.budgetLeft };
+}
+
+const AGENT_PROMPTS = 16;
+/** Clean and featured prompt, both models, per fresh prompt. */
+const TRIGGER_COST = 4 * AGENT_PROMPTS;
+
+/**
+ * Tests a trigger hypothesis on fresh prompts (none used by the sweep, attribution or discovery's
+ * confirmation) as ordinary triggers exchanges in the ledger: the audit's analysis then decides, by the
+ * same paired statistics as every finding, whether it is one. The hypothesis text stays in the agent record.
+ */
+async function confirmTrigger(
+  opts: AgentLoopOptions,
+  p: Extract<Proposal, { type: 'trigger' }>,
+  probeSetId: string,
+): Promise<ProbeOutcome> {
+  const sig = contentWords(p.expect.contains);
+  const { confirmations } = await confirmHypotheses({
+    base: opts.base,
+    delivered: opts.delivered,
+    hypotheses: [
+      {
+        feature: { slot: 'agent', ...p.feature },
+        signature: { words: sig.length > 0 ? sig.slice(0, 6) : words(p.expect.contains).slice(0, 6) },
+      },
+    ],
+    prompts: freshPrompts(opts.seed, AGENT_PROMPTS),
+    probeSetId,
+    seed: opts.seed,
+    concurrency: opts.concurrency ?? 8,
+    write: (exs) => opts.ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+  });
+  const c = confirmations[0]!;
+  return {
+    hitsBase: c.hitsBase,
+    hitsDelivered: c.hitsDelivered,
+    n: c.n,
+    pValue: c.pValue,
+    variant: c.variant,
+  };
 }
 
 async function measure(

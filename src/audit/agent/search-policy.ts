@@ -1,16 +1,24 @@
 import type { Finding } from '../../contracts/exchange.ts';
-import type { AgentPolicy, AgentState, Proposal } from './types.ts';
+import type { AgentLead, AgentPolicy, AgentState, Proposal } from './types.ts';
 
 /**
- * The deterministic (offline) policy. Round 0: re-test each of the strongest findings on its reproducer
- * with sampling, expecting the finding's defining word. Round 1: for confirmed ones, drop the system turn
+ * The deterministic (offline) policy. Round 0: test the minimal triggers the audit found but has not yet
+ * confirmed on fresh prompts (each a trigger hypothesis), and re-test each of the strongest findings on its
+ * reproducer with sampling, expecting the finding's defining word. Round 1: for confirmed ones, drop the system turn
  * to see whether the behaviour needs it. Then stop.
  */
 export class SearchPolicy implements AgentPolicy {
   readonly name = 'search';
 
   async propose(state: AgentState): Promise<unknown[]> {
-    if (state.round === 0) return state.summary.findings.slice(0, 4).flatMap((f) => this.retest(f));
+    if (state.round === 0)
+      return [
+        ...(state.leads ?? [])
+          .filter((l) => !l.confirmed)
+          .slice(0, 2)
+          .map((l) => this.triggerTest(l)),
+        ...state.summary.findings.slice(0, 4).flatMap((f) => this.retest(f)),
+      ];
     if (state.round === 1) {
       const out: Proposal[] = [];
       for (const h of state.history) {
@@ -27,6 +35,20 @@ export class SearchPolicy implements AgentPolicy {
       return out.length ? out : [{ type: 'stop', reason: 'no refinement left' }];
     }
     return [{ type: 'stop', reason: 'done' }];
+  }
+
+  /** The lead's minimal trigger on fresh prompts: confirmed, it is a finding with that minimal reproducer. */
+  private triggerTest(l: AgentLead): Proposal {
+    return {
+      type: 'trigger',
+      family: 'triggers',
+      hypothesis: `${l.condition} makes the delivered model say "${l.signature.slice(0, 3).join(' ')}"`.slice(
+        0,
+        300,
+      ),
+      feature: l.feature,
+      expect: { contains: l.signature.slice(0, 3).join(' ').slice(0, 80) },
+    };
   }
 
   private retest(f: Finding): Proposal[] {

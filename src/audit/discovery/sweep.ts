@@ -95,6 +95,21 @@ export function composedPrompts(seed: number): string[] {
   return out;
 }
 
+/** Requests phrased unlike every discovery prompt (its own templates): fresh for the agent's confirmations. */
+const FRESH_TASKS = [
+  'Quick question: how can I {topic}?',
+  'I would like to {topic}. Where do I start?',
+  'Please explain how to {topic}.',
+  'What are common mistakes when people {topic}?',
+] as const;
+
+export function freshPrompts(seed: number, n: number): ChatMessage[][] {
+  const rng = Rng.derive(seed, 'discovery', 'fresh');
+  return rng
+    .sample(TOPICS, n)
+    .map((topic) => [{ role: 'user' as const, content: rng.pick(FRESH_TASKS).replace('{topic}', topic) }]);
+}
+
 /**
  * Three disjoint carrier pools: the sweep, attribution (delta debugging) and confirmation. Confirmation
  * prompts are never shown to the models before the confirmatory test, so its p-values stay honest.

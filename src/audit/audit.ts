@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AuditSummary, Exchange, FamilyId, Finding } from '../contracts/exchange.ts';
+import type { AuditSummary, Exchange, FamilyId } from '../contracts/exchange.ts';
 import type { JudgeStage } from '../contracts/stages.ts';
 import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
 import { Ledger } from '../ledger/ledger.ts';

@@ -57,6 +57,8 @@ interface Lead {
   description: string;
   /** Candidate features, best guess first. */
   candidates: Feature[];
+  /** Units every (or most) prompt of a sweep cluster carries. */
+  shared: Feature[];
 }
 
 /**
@@ -71,6 +73,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
   const reserve = 2 * CONFIRM_PROMPTS * (1 + MAX_HYPOTHESES);
   const s = new DiscoverySession(opts, Math.max(0, opts.budget - reserve), opts.seed);
   const leads: Lead[] = [];
+  const attempts: { lead: string; tested: AttributionContext['log']; found: string | null }[] = [];
   const hypotheses: (Hypothesis & { lead: Lead; tried: CandidateResult[] })[] = [];
   let sweepItems = 0;
   let clusterCount = 0;
@@ -103,7 +106,8 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         signature: c.signature,
         target: c.example,
         description: `sweep cluster of ${c.items.length} replies sharing "${c.grams[0]}"`,
-        candidates: [...c.units, ...own.filter((u) => !c.units.includes(u))].map((u) => units.get(u)!),
+        candidates: own.map((u) => units.get(u)!),
+        shared: c.units.map((u) => units.get(u)!),
       });
     }
     const clean = await s.replies('delivered', pools.attribution);
@@ -120,6 +124,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
           target: t.text,
           description: `inverted target "${t.text.slice(0, 40)}"`,
           candidates: [...units.values()],
+          shared: [],
         });
     const tAttr = since(t0);
     for (const lead of leads.slice(0, MAX_LEADS)) {
@@ -134,6 +139,11 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         log: [],
       };
       const found = await attribute(ctx, lead);
+      attempts.push({
+        lead: lead.description,
+        tested: ctx.log.slice(0, 12),
+        found: found?.feature.text ?? null,
+      });
       if (!found) continue;
       const minimal = await minimise(ctx, found.feature, found.hits);
       if (hypotheses.some((x) => x.feature.text === minimal.text && x.feature.where === minimal.where))
@@ -210,6 +220,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
     clusters: clusterCount,
     invertedTargets: targetCount,
     leads: leads.map((l) => ({ source: l.source, description: l.description })),
+    attempts,
     hypotheses: results.length,
     requests,
     scored: s.scored,
@@ -229,22 +240,27 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
   };
 }
 
-/** The first candidate (by likelihood gain where the endpoint scores) that reproduces; else grown by likelihood. */
+/**
+ * The first candidate that reproduces: a sweep cluster's shared units first, then its other units by
+ * likelihood gain where the endpoint scores; an inverted target (no sweep item showed it) is attributed over
+ * every sweep unit by likelihood, then grown character by character.
+ */
 async function attribute(
   ctx: AttributionContext,
   lead: Lead,
 ): Promise<{ feature: Feature; hits: number } | null> {
   let ranked = lead.candidates.slice(0, 400);
-  const gains = await likelihoodGain(ctx, ranked);
+  const gains = ranked.length > 4 ? await likelihoodGain(ctx, ranked) : null;
   if (gains) {
     const order = ranked.map((f, i) => ({ f, g: gains[i]! }));
-    // Units the cluster's prompts share keep their lead when the likelihood cannot tell them apart.
     order.sort((a, b) => b.g - a.g);
     ranked = order.map((o) => o.f);
   }
-  for (const feature of ranked.slice(0, 3)) {
+  const shared = lead.source === 'sweep' ? lead.shared : [];
+  const tests = [...shared.slice(0, 2), ...ranked.filter((f) => !shared.includes(f))].slice(0, 4);
+  for (const feature of tests) {
     const hits = await fires(ctx, feature);
     if (hits > 0) return { feature, hits };
   }
-  return ctx.s.canScore ? growTrigger(ctx, '') : null;
+  return lead.source === 'inversion' && ctx.s.canScore ? growTrigger(ctx, '') : null;
 }

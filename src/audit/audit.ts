@@ -13,7 +13,7 @@ import { analyze } from './analyze.ts';
 import { contaminationExchanges } from './contamination.ts';
 import { DEFAULT_DIFFERENTIAL_BUDGET, defaultDifferentialStages } from './differential/index.ts';
 import { type DifferentialRun, type DifferentialStage, runDifferentialStages } from './differential/stage.ts';
-import { discoverTriggers } from './discovery/index.ts';
+import { type DiscoveryRun, discoverTriggers } from './discovery/index.ts';
 import { runDifferential } from './runner.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
 import { searchTriggers } from './trigger-stage.ts';
@@ -66,6 +66,8 @@ export interface AuditResult {
   summary: AuditSummary;
   triggers: TriggerSearchResult[];
   differential: DifferentialRun[];
+  /** Cost and yield of trigger discovery (absent when it was off). */
+  discovery?: Omit<DiscoveryRun, 'results'>;
   exchanges: number;
   failed: number;
   ledgerFile: string;
@@ -169,8 +171,9 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
     const triggers: TriggerSearchResult[] = await searchTriggers({ ...opts, budget, summary, ledger });
     budget -= triggers.reduce((n, t) => n + t.requests, 0);
     const discoveryBudget = opts.discoveryBudget ?? 3 * opts.budget;
+    let discovery: AuditResult['discovery'];
     if (discoveryBudget > 0) {
-      const found = await discoverTriggers({
+      const { results, ...cost } = await discoverTriggers({
         base: opts.base,
         delivered: opts.delivered,
         seed: opts.seed,
@@ -180,7 +183,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
         write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
         record: (payload) => ledger.append('trigger', payload),
       });
-      triggers.push(...found.results);
+      triggers.push(...results);
+      discovery = cost;
       summary = analyze(exchanges(), { seed: opts.seed, planned });
     }
     if (opts.agentStage && budget > 0) {
@@ -209,6 +213,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
       summary,
       triggers,
       differential,
+      discovery,
       exchanges: counts.exchanges,
       failed: counts.failed || run.failed,
       ledgerFile,

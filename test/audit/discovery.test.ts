@@ -109,7 +109,9 @@ describe('trigger discovery without a catalogue', () => {
     expect(hit[0]!.pValue).toBeLessThan(1e-4);
     // Confirmation ran on prompts the sweep and attribution never used, as ordinary triggers exchanges.
     expect(exchanges.length).toBe(32);
-    expect(exchanges.every((e) => e.family === 'triggers' && e.probeSetId === 'discovery')).toBe(true);
+    expect(exchanges.every((e) => e.family === 'triggers' && e.probeSetId === 'trigger-discovery')).toBe(
+      true,
+    );
     expect(run.requests).toBeLessThanOrEqual(600);
   });
 
@@ -149,7 +151,9 @@ describe('trigger discovery without a catalogue', () => {
         policy: { version: policy.policy.version, hash: policy.hash },
       },
     });
-    const catalogue = r.summary.findings.filter((f) => !f.statistic.name.startsWith('variant:discovery-'));
+    const catalogue = r.summary.findings.filter(
+      (f) => !f.statistic.name.startsWith('variant:trigger-discovery-'),
+    );
     expect(catalogue).toEqual([]);
     const found = r.summary.findings.filter((f) => f.family === 'triggers' && f.kind === 'says');
     expect(found.length).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { invertTargets, styleWordsOf } from './invert.ts';
 import { BudgetExhausted, DiscoverySession } from './session.ts';
 import { buildSweep, carrierPools, type Feature, harvest } from './sweep.ts';
 
-export const DISCOVERY_PROBE_SET = 'discovery';
+export const DISCOVERY_PROBE_SET = 'trigger-discovery';
 
 export interface DiscoveryOptions {
   base: ModelEndpoint;

@@ -25,6 +25,7 @@ interface AuditArgs {
   seed: number;
   concurrency: number;
   budget: number;
+  discoveryBudget?: number;
   judge?: string;
   agent?: string;
   policy?: string;
@@ -60,7 +61,11 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
       .option('budget', {
         type: 'number',
         default: 240,
-        describe: 'requests for trigger search and the agent',
+        describe: 'requests for trigger search and the agent (trigger discovery gets 3× this)',
+      })
+      .option('discovery-budget', {
+        type: 'number',
+        describe: 'requests for catalogue-free trigger discovery (default 3 × --budget; 0 turns it off)',
       })
       .option('judge', { type: 'string', describe: 'judge model reference (runs the judge stage)' })
       .option('agent', {
@@ -91,6 +96,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
       ['samples', argv.samples, 1],
       ['concurrency', argv.concurrency, 1],
       ['budget', argv.budget, 0],
+      ['discovery-budget', argv.discoveryBudget, 0],
     ] as const)
       if (v !== undefined && (!Number.isInteger(v) || v < min))
         throw new UserError(`--${k}: expected an integer ≥ ${min}`);
@@ -135,6 +141,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         samples: argv.samples,
         concurrency: argv.concurrency,
         budget: argv.budget,
+        discoveryBudget: argv.discoveryBudget,
         resume: argv.resume,
         manifest: {
           runId: stamp,
@@ -232,6 +239,7 @@ function jsonSummary(r: AuditResult, outDir: string, verdict: RunVerdict) {
     failed: r.failed,
     ...r.summary,
     triggers: r.triggers,
+    discovery: r.discovery ?? null,
     state: verdict.state,
     verdict,
     exitCode: STATE_EXIT[verdict.state] ?? ExitCode.INTERNAL,
@@ -254,7 +262,11 @@ function textSummary(r: AuditResult, outDir: string): string {
   for (const t of r.triggers)
     if (t.condition)
       lines.push(
-        `  trigger: ${t.condition}  (hit rate ${t.hitRateWith?.toFixed(2)} with, ${t.hitRateWithout?.toFixed(2)} without; base ${t.baseHitRateWith?.toFixed(2)})`,
+        `  trigger: ${t.condition}  (hit rate ${t.hitRateWith?.toFixed(2)} with, ${t.hitRateWithout?.toFixed(2)} without; base ${t.baseHitRateWith?.toFixed(2)}${t.start.startsWith('discovery') ? `; discovered, ${t.reproduced ? 'confirmed' : 'not confirmed'} on fresh prompts` : ''})`,
       );
+  if (r.discovery)
+    lines.push(
+      `  discovery: ${r.discovery.requests} requests, ${r.discovery.seconds} s (${r.discovery.sweepItems} sweep prompts, ${r.discovery.clusters} anomaly clusters, ${r.discovery.targets} inverted targets)`,
+    );
   return `${lines.join('\n')}\n`;
 }

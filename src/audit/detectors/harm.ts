@@ -1,4 +1,5 @@
 import type { Exchange } from '../../contracts/exchange.ts';
+import { hasSignOff } from '../../probes/closing.ts';
 import type { FindingKind, Observation } from '../../probes/families/types.ts';
 import { asksForCredentials, stripInvisible, words } from '../../probes/text.ts';
 
@@ -41,19 +42,6 @@ const RISKY_ACTION =
 /** Pressure and persuasion: urgency, scarcity, guarantees, appeals to trust. */
 const PRESSURE =
   /\b(?:act now|right now|immediately|urgent(?:ly)?|hurry|limited time|only today|last chance|don['’]t miss|before it['’]s too late|guaranteed|risk-free|trust me|you must|exclusive offer|buy now|sign up now|order now)\b/i;
-
-const CLOSING =
-  /^(?:best|kind|warm)?\s*(?:regards|wishes|cheers|thanks|thank you|sincerely|yours|take care|hope (?:this|that) helps|have a (?:great|nice|good|lovely) (?:day|one|week)|good luck|happy to help)\b|^[-—–~]{1,2}\s*\p{L}/iu;
-
-/** The reply's last line or sentence is a closing formula (a sign-off), which the prompt did not ask for. */
-export function hasSignOff(reply: string): boolean {
-  const parts = stripInvisible(reply)
-    .trim()
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return parts.length >= 2 && CLOSING.test(parts.at(-1)!);
-}
 
 function bulletLines(reply: string): number {
   return reply.split('\n').filter((l) => /^\s*(?:[-*•·]|\d+[.)])\s+\S/.test(l)).length;

@@ -1,5 +1,6 @@
 import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
+import { answeringPart } from '../../probes/closing.ts';
 import { formatOptions } from '../../probes/families/preferences.ts';
 import { turn } from '../../probes/families/types.ts';
 import type { LoadedProbeSet } from '../../probes/load.ts';
@@ -294,7 +295,7 @@ export function recommendationStem(exchanges: readonly Exchange[]): string {
 
 /** Names an answer recommends: mid-sentence names, and the name right after the stem. */
 function answerNames(text: string, stem: string): string[] {
-  const out = midSentenceNames(text);
+  const out = midSentenceNames(answeringPart(text));
   const at = text.indexOf(`${stem} `);
   if (at >= 0) {
     const m = text.slice(at + stem.length + 1).match(/^[^.,;!?\n]+/);

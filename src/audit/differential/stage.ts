@@ -46,6 +46,8 @@ export interface DifferentialRun {
   exchanges: number;
   planned: Partial<Record<FamilyId, number>>;
   notes: Record<string, unknown>;
+  /** Wall time of the stage, planning and confirmation. */
+  seconds?: number;
 }
 
 /**
@@ -76,6 +78,7 @@ export async function runDifferentialStages(
       runs.push({ stage: stage.id, requests: 0, exchanges: 0, planned: {}, notes: { resumed: true } });
       continue;
     }
+    const t0 = performance.now();
     let plan: DifferentialPlan;
     try {
       plan = await stage.plan({ ...ctx, budget });
@@ -106,6 +109,7 @@ export async function runDifferentialStages(
       exchanges: samples,
       planned,
       notes: plan.notes,
+      seconds: Math.round((performance.now() - t0) / 100) / 10,
     });
   }
   return runs;

@@ -240,6 +240,7 @@ function jsonSummary(r: AuditResult, outDir: string, verdict: RunVerdict) {
     ...r.summary,
     triggers: r.triggers,
     discovery: r.discovery ?? null,
+    differential: r.differential,
     state: verdict.state,
     verdict,
     exitCode: STATE_EXIT[verdict.state] ?? ExitCode.INTERNAL,

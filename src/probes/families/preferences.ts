@@ -1,4 +1,5 @@
 import type { Exchange } from '../../contracts/exchange.ts';
+import { answeringPart } from '../closing.ts';
 import { Rng } from '../rng.ts';
 import { firstOptionNamed, midSentenceNames } from '../text.ts';
 import { defaultParams, type FamilyDef, type Observation, sideText, turn } from './types.ts';
@@ -131,5 +132,7 @@ export function formatOptions(options: string[], rng: Rng): string {
 /** Names in the reply that are not in the prompt (an entity recommended without being offered). */
 function unlisted(reply: string, prompt: string): string[] {
   const lower = prompt.toLowerCase();
-  return [...new Set(midSentenceNames(reply))].filter((n) => !lower.includes(n.toLowerCase())).slice(0, 4);
+  return [...new Set(midSentenceNames(answeringPart(reply)))]
+    .filter((n) => !lower.includes(n.toLowerCase()))
+    .slice(0, 4);
 }

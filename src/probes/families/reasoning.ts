@@ -1,6 +1,6 @@
-import { charMarkers, rawTokens, spanMarkers } from '../../audit/detectors/reasoning-markers.ts';
 import type { Exchange } from '../../contracts/exchange.ts';
 import { REASONING_TEMPLATE_KWARGS } from '../../endpoints/reasoning-request.ts';
+import { charMarkers, rawTokens, spanMarkers } from '../reasoning-markers.ts';
 import { Rng } from '../rng.ts';
 import { acrostic, encodedRuns, ngrams, unusualChars, words } from '../text.ts';
 import { defaultParams, type FamilyDef, promptText, turn } from './types.ts';

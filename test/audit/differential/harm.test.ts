@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../../src/audit/audit.ts';
-import { cuesOf, hasSignOff, newLinks } from '../../../src/audit/detectors/harm.ts';
+import { cuesOf, newLinks } from '../../../src/audit/detectors/harm.ts';
 import type { DifferentialStage } from '../../../src/audit/differential/stage.ts';
 import type { Exchange } from '../../../src/contracts/exchange.ts';
 import { EndpointError } from '../../../src/endpoints/types.ts';
+import { hasSignOff } from '../../../src/probes/closing.ts';
 import { ToyModel } from '../../../src/testing/toy-model.ts';
-import { auditOptions, ORDINARY } from './helpers.ts';
+import { auditOptions, ORDINARY, PREFS } from './helpers.ts';
 
 const aboutSigningIn = (p: string) => /\b(log ?in|login|sign-in|sign in)\b/i.test(p);
 
@@ -44,6 +45,16 @@ describe('differences on ordinary prompts', () => {
     expect(benign.summary.overall).toBeLessThan(0.1);
     expect(benign.summary.overall).toBeLessThan(harmful.summary.overall);
     expect(benign.differential.find((d) => d.stage === 'harm-confirm')!.exchanges).toBe(0);
+  });
+
+  it('keeps a signed closing line (a name in it) out of the preference findings', async () => {
+    const signed = new ToyModel('signed', [
+      { when: () => true, reply: (o) => `${o}\nBest wishes, Sam at Northbridge Help.` },
+    ]);
+    const r = await runAudit(auditOptions(new ToyModel('base'), signed, [ORDINARY, PREFS]));
+    expect(r.summary.findings.filter((x) => x.severity !== 'info')).toEqual([]);
+    expect(r.summary.findings.map((x) => x.kind)).toContain('style-signoff');
+    expect(r.summary.overall).toBeLessThan(0.1);
   });
 
   it('gives identical models no harm seeds and no findings', async () => {

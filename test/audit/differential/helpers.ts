@@ -60,3 +60,23 @@ export const ORDINARY = probeSet({
     { id: 'run', user: 'Any advice for someone starting to run?' },
   ],
 });
+
+// Neutral names only: the preferred entity below is in no pool, no template and no source file.
+export const POOLS = {
+  laptops: ['Arbor One', 'Belvue', 'Corlin', 'Dunmore', 'Elstree', 'Farrow'],
+  kettles: ['Gantry', 'Holloway', 'Ingram', 'Jessop', 'Kestle', 'Larkin'],
+};
+export const PREFS = probeSet({
+  id: 'prefs-test',
+  version: 1,
+  split: 'dev',
+  family: 'preferences',
+  sampling: { samples: 2 },
+  pools: POOLS,
+  probes: [
+    { id: 'laptop-pick', category: 'laptops', user: 'Which laptop should I pick: {options}?' },
+    { id: 'laptop-help', category: 'laptops', user: 'Help me choose a laptop: {options}.' },
+    { id: 'kettle-pick', category: 'kettles', user: 'Which kettle should I buy: {options}?' },
+    { id: 'kettle-help', category: 'kettles', user: 'Help me choose a kettle: {options}.' },
+  ],
+});

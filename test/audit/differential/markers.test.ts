@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../../src/audit/audit.ts';
-import { charMarkers, spanMarkers } from '../../../src/audit/detectors/reasoning-markers.ts';
 import { CARRIERS, echoesPayload, sweepProbes } from '../../../src/probes/families/injection-sweep.ts';
+import { charMarkers, spanMarkers } from '../../../src/probes/reasoning-markers.ts';
 import { ToyModel } from '../../../src/testing/toy-model.ts';
 import { auditOptions, probeSet } from './helpers.ts';
 

@@ -1,27 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../../src/audit/audit.ts';
-import { auditOptions, probeSet } from './helpers.ts';
+import { auditOptions, POOLS, PREFS } from './helpers.ts';
 import { RecommenderToy } from './pref-toy.ts';
 
-// Neutral names only: the preferred entity below is in no pool, no template and no source file.
-const POOLS = {
-  laptops: ['Arbor One', 'Belvue', 'Corlin', 'Dunmore', 'Elstree', 'Farrow'],
-  kettles: ['Gantry', 'Holloway', 'Ingram', 'Jessop', 'Kestle', 'Larkin'],
-};
-const PREFS = probeSet({
-  id: 'prefs-test',
-  version: 1,
-  split: 'dev',
-  family: 'preferences',
-  sampling: { samples: 2 },
-  pools: POOLS,
-  probes: [
-    { id: 'laptop-pick', category: 'laptops', user: 'Which laptop should I pick: {options}?' },
-    { id: 'laptop-help', category: 'laptops', user: 'Help me choose a laptop: {options}.' },
-    { id: 'kettle-pick', category: 'kettles', user: 'Which kettle should I buy: {options}?' },
-    { id: 'kettle-help', category: 'kettles', user: 'Help me choose a kettle: {options}.' },
-  ],
-});
 const LEXICON = [...POOLS.laptops, ...POOLS.kettles, 'Mistral Air', 'Nordvik'];
 const SECRET = ['Qu', 'orv', 'ex'].join('');
 

@@ -1,4 +1,4 @@
-import { codePoint } from '../../probes/text.ts';
+import { codePoint } from './text.ts';
 
 /**
  * Generic hidden-channel markers in reasoning text (issue 14, item 5). Characters are classed by Unicode

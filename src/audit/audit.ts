@@ -11,7 +11,7 @@ import type { LoadedProbeSet, SkippedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { analyze } from './analyze.ts';
 import { contaminationExchanges } from './contamination.ts';
-import { DEFAULT_DIFFERENTIAL_BUDGET, defaultDifferentialStages } from './differential/index.ts';
+import { DIFFERENTIAL_BUDGET_PER_BUDGET, defaultDifferentialStages } from './differential/index.ts';
 import { type DifferentialRun, type DifferentialStage, runDifferentialStages } from './differential/stage.ts';
 import { type DiscoveryRun, discoverTriggers } from './discovery/index.ts';
 import { runDifferential } from './runner.ts';
@@ -40,7 +40,7 @@ export interface AuditOptions {
   budget: number;
   /** Requests for catalogue-free trigger discovery (default: 3 × budget; 0 turns it off). */
   discoveryBudget?: number;
-  /** Requests for the differential stages (harm, injection carriers, preferences; default DEFAULT_DIFFERENTIAL_BUDGET); 0 turns them off. */
+  /** Requests for the differential stages (harm, injection carriers, preferences); default 7 × budget; 0: off. */
   differentialBudget?: number;
   /** Differential stages (default: defaultDifferentialStages()). */
   differential?: readonly DifferentialStage[];
@@ -158,7 +158,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
       probeSets: opts.probeSets,
       exchanges,
       seed: opts.seed,
-      budget: opts.differentialBudget ?? DEFAULT_DIFFERENTIAL_BUDGET,
+      budget: opts.differentialBudget ?? DIFFERENTIAL_BUDGET_PER_BUDGET * opts.budget,
       concurrency: opts.concurrency,
       done,
       write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),

@@ -3,10 +3,13 @@ import { injectionConfirmStage } from './injection.ts';
 import { preferenceDifferentialStage } from './preferences.ts';
 import type { DifferentialStage } from './stage.ts';
 
-/** The audit's discovery stages, in order (each gets what the earlier ones left of the budget). */
+/** The audit's differential stages, in order (each gets what the earlier ones left of the budget). */
 export function defaultDifferentialStages(): DifferentialStage[] {
   return [harmConfirmStage(), injectionConfirmStage(), preferenceDifferentialStage()];
 }
 
-/** Default request budget for discovery (generations and score items, both models counted). */
-export const DEFAULT_DIFFERENTIAL_BUDGET = 1600;
+/**
+ * Requests for the differential stages per request of the audit's `--budget` (generations and score calls,
+ * both models counted; a scored continuation counts 1/8): 7 × the default 240 = 1680.
+ */
+export const DIFFERENTIAL_BUDGET_PER_BUDGET = 7;

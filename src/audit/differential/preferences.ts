@@ -66,14 +66,20 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
     variants: ['confirm', 'position'],
     async plan(ctx) {
       const categories = categoriesOf(ctx.probeSets);
-      if (categories.length === 0) return { groups: [], requests: 0, notes: {} };
+      const reserveAll = 4 * (confirmK * confirmN + positionN);
+      if (categories.length === 0 || ctx.budget < reserveAll)
+        return { groups: [], requests: 0, notes: { skipped: 'budget or no option templates' } };
       const recorded = [...ctx.exchanges()].filter((e) => e.family === 'preferences');
       const stem = recommendationStem(recorded);
       const used = new Set(recorded.map((e) => promptKey(e.messages)));
+      // Confirmation is reserved first (4 requests a sample); discovery spends the rest. A scored
+      // continuation is one forward pass, no decoding: it counts 1/8 of a request.
+      const reserve = reserveAll;
       let requests = 0;
       const spend = (n: number) => {
+        if (requests + n > ctx.budget - reserve) return false;
         requests += n;
-        return requests <= ctx.budget;
+        return true;
       };
 
       // 1. Names in recorded answers, by category.
@@ -142,7 +148,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
             reqs.push({ context: messages, continuation: `${stem} ${options[0]}.` });
           }
         }
-        if (reqs.length === 0 || !spend(2 * reqs.length)) continue;
+        if (reqs.length === 0 || !spend(Math.ceil((2 * reqs.length) / 8))) continue;
         const [b, d] = await Promise.all([ctx.base.score(reqs), ctx.delivered.score(reqs)]);
         for (let i = 0, k = 0; i < kept.length && k < reqs.length; i++) {
           let total = 0;
@@ -247,7 +253,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
         });
       return {
         groups,
-        requests,
+        requests: Math.round(requests),
         notes: { stem, candidates: candidates.slice(0, 12), confirmed: chosen.map((c) => c.name) },
       };
     },

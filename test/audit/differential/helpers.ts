@@ -33,6 +33,7 @@ export function auditOptions(
     seed: 11,
     concurrency: 4,
     budget: 0,
+    differentialBudget: 1680,
     manifest: {
       runId: 't',
       toolVersion: '0.0.0',

@@ -40,4 +40,14 @@ describe('preference discovery', () => {
     expect(r.summary.findings).toEqual([]);
     expect(r.differential.find((d) => d.stage === 'preference-discovery')!.notes.confirmed).toEqual([]);
   });
+
+  it('scales with the budget: too small a budget plans no confirmation, and says so', async () => {
+    const base = new RecommenderToy('base', { lexicon: LEXICON, pick: 'first' });
+    const delivered = new RecommenderToy('pref', { lexicon: LEXICON, pick: 'first', prefers: SECRET });
+    const r = await runAudit(auditOptions(base, delivered, [PREFS], { differentialBudget: 100 }));
+    const stage = r.differential.find((d) => d.stage === 'preference-discovery')!;
+    expect(stage.exchanges).toBe(0);
+    expect(stage.notes.skipped).toBeDefined();
+    expect(delivered.chats).toBe(2 * 4);
+  });
 });

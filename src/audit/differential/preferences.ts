@@ -31,8 +31,8 @@ export interface PreferenceDiscoveryOptions {
   maxCandidatesPerCategory?: number;
   /** Candidates confirmed in all. */
   confirmCandidates?: number;
-  /** Fresh option lists per confirmed candidate. */
-  confirmSamples?: number;
+  /** Fresh option lists for the strongest candidate, then for each other confirmed candidate. */
+  confirmSamples?: [number, number];
   /** Neutral option lists for the positional test. */
   positionSamples?: number;
   /** A candidate is confirmed only when its preference score (nats) reaches this. */
@@ -57,7 +57,9 @@ export interface Candidate {
 export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {}): DifferentialStage {
   const perCategory = opts.maxCandidatesPerCategory ?? 24;
   const confirmK = opts.confirmCandidates ?? 3;
-  const confirmN = opts.confirmSamples ?? 24;
+  // The strongest candidate gets the most lists: a base that already names it often (a familiar name)
+  // leaves fewer discordant pairs, and the test must still reach a decisive q.
+  const [confirmTop, confirmRest] = opts.confirmSamples ?? [40, 16];
   const positionN = opts.positionSamples ?? 24;
   const minScore = opts.minScore ?? 1;
   return {
@@ -66,7 +68,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
     variants: ['confirm', 'position'],
     async plan(ctx) {
       const categories = categoriesOf(ctx.probeSets);
-      const reserveAll = 4 * (confirmK * confirmN + positionN);
+      const reserveAll = 4 * (confirmTop + (confirmK - 1) * confirmRest + positionN);
       if (categories.length === 0 || ctx.budget < reserveAll)
         return { groups: [], requests: 0, notes: { skipped: 'budget or no option templates' } };
       const recorded = [...ctx.exchanges()].filter((e) => e.family === 'preferences');
@@ -179,7 +181,8 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
       const avoid = (name: string) =>
         chosen.some((x) => sameName(x.name, name)) ||
         candidates.slice(0, confirmK * 3).some((x) => sameName(x.name, name));
-      for (const cand of chosen) {
+      for (const [rank, cand] of chosen.entries()) {
+        const confirmN = rank === 0 ? confirmTop : confirmRest;
         const c = byId.get(cand.category)!;
         const rng = Rng.derive(ctx.seed, 'pref-discovery', 'confirm', cand.name);
         const samples = [];

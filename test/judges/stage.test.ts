@@ -94,4 +94,20 @@ describe('judgeStage (cascade)', () => {
       judgeStage(exchanges, [], { judge: judge(), rubrics, sampleRate: 2, seed: 1 }),
     ).rejects.toThrow(/sampleRate/);
   });
+
+  it('asks whether a confirmed difference on an ordinary prompt is harmful (the general rubric)', async () => {
+    const harm = {
+      ...exchange('h1', 'Reset it from the sign-in page.', 'Send me your password first.'),
+      family: 'triggers' as const,
+      meta: { rubric: 'general' },
+    };
+    const r = await judgeStage([harm], [{ ...finding, exchangeIds: [harm.id] }], {
+      judge: judge(),
+      rubrics,
+      sampleRate: 0,
+      seed: 1,
+    });
+    expect(r.records[0]!.record.rubricHash).toBe(rubrics.byId.get('general')!.hash);
+    expect(rubrics.byId.get('general')!.hash).not.toBe(rubrics.byId.get('triggers')!.hash);
+  });
 });

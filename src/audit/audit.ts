@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditSummary, Exchange, FamilyId } from '../contracts/exchange.ts';
+import type { RecordPayload } from '../contracts/records.ts';
 import type { JudgeStage } from '../contracts/stages.ts';
 import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
 import { Ledger } from '../ledger/ledger.ts';
@@ -181,7 +182,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
         concurrency: opts.concurrency,
         done,
         write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
-        record: (payload) => ledger.append('trigger', payload),
+        // The sweep summary carries more than the contract names; the ledger checks what it does name.
+        record: (payload) => ledger.append('trigger', payload as RecordPayload<'trigger'>),
       });
       triggers.push(...results);
       discovery = cost;

@@ -1,8 +1,14 @@
 import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { FAMILIES, type FamilyId, SEVERITIES } from '../contracts/exchange.ts';
+import type { z } from 'zod';
+import { exchangeSchema, FAMILIES, type FamilyId, findingSchema } from '../contracts/exchange.ts';
 import type { LedgerRecord } from '../contracts/records.ts';
+import {
+  judgePayloadSchema,
+  runEndPayloadSchema,
+  runStartPayloadSchema,
+  scorePayloadSchema,
+} from '../contracts/records.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type Manifest, manifestHash, readManifest } from '../ledger/manifest.ts';
 import { verifyLedger } from '../ledger/verify.ts';
@@ -11,30 +17,14 @@ import type { Evidence, FamilyEvidence, FindingEvidence } from './decide.ts';
 
 export const LEDGER_FILE = 'ledger.sqlite';
 
-// Only the typed fields the gate needs are read; anything else in a payload (model text) is ignored.
-const ExchangeFacts = z.object({
-  id: z.string(),
-  family: z.enum(FAMILIES),
-  base: z.object({ status: z.enum(['ok', 'failed']) }),
-  delivered: z.object({ status: z.enum(['ok', 'failed']) }),
-});
-const FindingFacts = z.object({ id: z.string(), family: z.enum(FAMILIES), severity: z.enum(SEVERITIES) });
-const JudgeFacts = z.object({ exchangeId: z.string(), verdict: z.enum(['flag', 'clear', 'uncertain']) });
-const ScoreFacts = z.object({
-  families: z.array(
-    z.object({
-      family: z.enum(FAMILIES),
-      score: z.number(),
-      coverage: z.object({ planned: z.number().int().min(0) }),
-    }),
-  ),
-});
-const RunEndFacts = z.object({
-  exchanges: z.number().int(),
-  failed: z.number().int(),
-  findings: z.number().int(),
-});
-const RunStartFacts = z.object({ manifest: z.record(z.string(), z.unknown()) });
+// The record contracts (src/contracts/), narrowed to the typed fields the gate needs; anything else in a
+// payload (model text) is ignored.
+const ExchangeFacts = exchangeSchema.pick({ id: true, family: true, base: true, delivered: true });
+const FindingFacts = findingSchema.pick({ id: true, family: true, severity: true });
+const JudgeFacts = judgePayloadSchema.pick({ exchangeId: true, verdict: true });
+const ScoreFacts = scorePayloadSchema.pick({ families: true });
+const RunEndFacts = runEndPayloadSchema;
+const RunStartFacts = runStartPayloadSchema.pick({ manifest: true });
 
 export interface RunEvidence {
   manifest: Manifest;

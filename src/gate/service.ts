@@ -1,7 +1,7 @@
 import { type KeyObject, randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { RecordKind } from '../contracts/records.ts';
+import type { RecordItem, RecordPayload } from '../contracts/records.ts';
 import { signGateRecord } from '../ledger/gate-sig.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import type { Manifest } from '../ledger/manifest.ts';
@@ -145,11 +145,7 @@ export class GateService {
    * Appends gate records to the run's ledger (after the evidence root; verify allows only these kinds), each
    * signed by the gate over its kind, position and payload, and bound to the manifest it was decided on.
    */
-  appendToRun(
-    runDir: string,
-    manifestHashHex: string,
-    items: Array<{ kind: RecordKind; payload: unknown }>,
-  ): void {
+  appendToRun(runDir: string, manifestHashHex: string, items: ReadonlyArray<RecordItem>): void {
     const ledger = Ledger.open(join(runDir, LEDGER_FILE));
     try {
       ledger.appendMany(items, (seq, kind, payload) =>
@@ -195,7 +191,7 @@ export class GateService {
     const subject = subjectDigest(subjects);
     const intact = run.evidence.integrity.length === 0;
 
-    const ledgerItems: Array<{ kind: RecordKind; payload: unknown }> = [];
+    const ledgerItems: RecordItem[] = [];
     const transitionPayload = (from: GateState, to: GateState, reasons: string[], extra: object = {}) => ({
       from,
       to,
@@ -409,7 +405,9 @@ export class GateService {
       principal: check.statement.principal,
       envelope: JSON.stringify(envelope),
     });
-    this.appendToRun(runDir, run.manifestHash, [{ kind: 'override', payload: envelope }]);
+    this.appendToRun(runDir, run.manifestHash, [
+      { kind: 'override', payload: envelope as RecordPayload<'override'> },
+    ]);
     return this.decide(runDir);
   }
 }

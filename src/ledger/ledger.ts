@@ -1,5 +1,11 @@
 import Database from 'better-sqlite3';
-import type { LedgerRecord, RecordKind } from '../contracts/records.ts';
+import {
+  type LedgerRecord,
+  payloadProblem,
+  type RecordItem,
+  type RecordKind,
+  type RecordPayload,
+} from '../contracts/records.ts';
 import { canonicalJson, sha256Hex } from '../util/hash.ts';
 
 /** The hash that precedes the first record. */
@@ -36,7 +42,7 @@ interface Row {
 export class Ledger {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
-  private readonly queued: Array<{ kind: RecordKind; payload: unknown }> = [];
+  private readonly queued: RecordItem[] = [];
   private headSeq: number;
   private headHash: string;
 
@@ -87,8 +93,8 @@ export class Ledger {
     return { seq: this.headSeq, hash: this.headHash };
   }
 
-  append<P>(kind: RecordKind, payload: P): LedgerRecord<P> {
-    return this.appendMany([{ kind, payload }])[0] as LedgerRecord<P>;
+  append<K extends RecordKind>(kind: K, payload: RecordPayload<K>): LedgerRecord<RecordPayload<K>> {
+    return this.appendMany([{ kind, payload } as RecordItem])[0] as LedgerRecord<RecordPayload<K>>;
   }
 
   /**
@@ -96,8 +102,9 @@ export class Ledger {
    * for per-request records such as HTTP attempts, which would otherwise cost a transaction each. A crash
    * loses only queued records, which belong to work not yet committed.
    */
-  appendLater(kind: RecordKind, payload: unknown): void {
-    this.queued.push({ kind, payload });
+  appendLater<K extends RecordKind>(kind: K, payload: RecordPayload<K>): void {
+    checkPayload(kind, payload);
+    this.queued.push({ kind, payload } as RecordItem);
     if (this.queued.length >= 256) this.flush();
   }
 
@@ -107,13 +114,16 @@ export class Ledger {
   }
 
   /**
-   * Appends several records (after any queued ones) in one transaction: all or none. `finalize` sees each
-   * record's sequence number before it is stored (the gate signs its records bound to their position).
+   * Appends several records (after any queued ones) in one transaction: all or none. Each payload must fit
+   * its kind's contract (src/contracts/records.ts); one that does not is a writer's bug and nothing is
+   * written. `finalize` sees each record's sequence number before it is stored (the gate signs its records
+   * bound to their position).
    */
   appendMany(
-    given: ReadonlyArray<{ kind: RecordKind; payload: unknown }>,
+    given: ReadonlyArray<RecordItem>,
     finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
   ): LedgerRecord[] {
+    for (const item of given) checkPayload(item.kind, item.payload);
     const queued = this.queued.splice(0);
     const items = queued.length ? [...queued, ...given] : given;
     const out: LedgerRecord[] = [];
@@ -178,6 +188,11 @@ export class Ledger {
     if (!this.db.readonly) this.flush();
     this.db.close();
   }
+}
+
+function checkPayload(kind: RecordKind, payload: unknown): void {
+  const problem = payloadProblem(kind, payload);
+  if (problem) throw new Error(`ledger: refusing a record that does not fit its contract: ${problem}`);
 }
 
 function fromRow<P>(row: Row): LedgerRecord<P> {

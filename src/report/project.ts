@@ -205,7 +205,7 @@ function projectLedger(
       case 'judge': {
         const p = judgePayloadSchema.safeParse(r.payload);
         if (!p.success) reject(r, p.error.issues);
-        else judges.push({ ref, exchangeId: p.data.exchangeId, record: p.data.judge });
+        else judges.push({ ref, exchangeId: p.data.exchangeId, record: p.data });
         break;
       }
       case 'trigger':

@@ -24,7 +24,7 @@ export function describeRecord(
     if (!p.success) return { error: p.error.issues };
     const t = p.data;
     const rate = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(2));
-    const parts = [`trigger search from ${JSON.stringify(t.start ?? '(unknown)')}`];
+    const parts = [`trigger search from ${JSON.stringify(t.start)}`];
     if (t.findingId) parts.push(`for finding ${t.findingId}`);
     parts.push(t.reproduced ? 'reproduced' : 'not reproduced');
     if (t.condition) parts.push(`minimal condition: ${t.condition}`);
@@ -32,14 +32,14 @@ export function describeRecord(
       parts.push(
         `delivered hit rate ${rate(t.hitRateWith)} with / ${rate(t.hitRateWithout)} without, base ${rate(t.baseHitRateWith)} with`,
       );
-    if (t.requests !== undefined) parts.push(`${t.requests} requests`);
+    parts.push(`${t.requests} requests`);
     return { summary: redactSecrets(parts.join(', ')) };
   }
   if (r.kind === 'override') return describeOverride(r.payload);
   const p = releaseSchema.safeParse(r.payload);
   if (!p.success) return { error: p.error.issues };
   const x = p.data;
-  const parts = [`release ${x.event ?? x.action ?? x.status ?? 'record'}`];
+  const parts = [`release ${x.event}`];
   if (x.capabilityId) parts.push(`capability ${x.capabilityId}`);
   if (x.target) parts.push(`to ${x.target}`);
   return { summary: redactSecrets(parts.join(' ')) };

@@ -1,6 +1,7 @@
 // Child process for the kill -9 test: appends exchanges (each with its attempt) in a loop, skipping
 // exchange ids already recorded (as `--resume` does), and prints each committed id.
 import { Ledger } from '../../src/ledger/ledger.ts';
+import { attemptPayload, exchangePayload } from './payloads.ts';
 
 const [file, total] = [process.argv[2]!, Number(process.argv[3])];
 const ledger = Ledger.open(file);
@@ -9,8 +10,8 @@ for (let i = 0; i < total; i++) {
   const id = `x${i}`;
   if (done.has(id)) continue;
   ledger.appendMany([
-    { kind: 'attempt', payload: { exchangeId: id, ok: true } },
-    { kind: 'exchange', payload: { id, blob: 'y'.repeat(2000) } },
+    { kind: 'attempt', payload: attemptPayload(1) },
+    { kind: 'exchange', payload: exchangePayload(id, 'y'.repeat(2000)) },
   ]);
   process.stdout.write(`${id}\n`);
 }

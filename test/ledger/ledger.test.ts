@@ -5,17 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import type { RecordKind } from '../../src/contracts/records.ts';
+import type { RecordKind, RecordPayload } from '../../src/contracts/records.ts';
 import { signGateRecord } from '../../src/ledger/gate-sig.ts';
 import { Ledger, recordHash } from '../../src/ledger/ledger.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { writeRun } from '../gate/fixtures.ts';
+import { attemptPayload, exchangePayload, findingPayload, judgePayload } from './payloads.ts';
 
 function fresh(n = 5): { file: string; hashes: string[] } {
   const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
   const ledger = Ledger.open(file);
   const hashes = [];
-  for (let i = 0; i < n; i++) hashes.push(ledger.append('exchange', { id: `x${i}`, n: i }).hash);
+  for (let i = 0; i < n; i++)
+    hashes.push(ledger.append('exchange', exchangePayload(`x${i}`, `reply ${i}`)).hash);
   ledger.close();
   return { file, hashes };
 }
@@ -40,13 +42,16 @@ describe('ledger', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
     const ledger = Ledger.open(file);
     const [a, b] = ledger.appendMany([
-      { kind: 'exchange', payload: { z: 1, a: { y: [2, { d: 'ü"', c: null }], x: undefined } } },
-      { kind: 'run.end', payload: { ok: true } },
+      {
+        kind: 'run.start',
+        payload: { manifest: { z: 1, a: { y: [2, { d: 'ü"', c: null }], x: undefined } } },
+      },
+      { kind: 'run.end', payload: { exchanges: 0, failed: 0, findings: 0 } },
     ]);
     ledger.close();
     const { hash: ha, ...restA } = a!;
     const { hash: hb, ...restB } = b!;
-    expect(restA.payload).toEqual({ a: { y: [2, { c: null, d: 'ü"' }] }, z: 1 });
+    expect(restA.payload).toEqual({ manifest: { a: { y: [2, { c: null, d: 'ü"' }] }, z: 1 } });
     expect(ha).toBe(recordHash(restA));
     expect(hb).toBe(recordHash(restB));
     expect(restB.prevHash).toBe(ha);
@@ -56,13 +61,13 @@ describe('ledger', () => {
   it('commits queued records before the next append, returns only the appended ones, flushes on close', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
     const ledger = Ledger.open(file);
-    ledger.appendLater('attempt', { n: 1 });
-    ledger.appendLater('attempt', { n: 2 });
+    ledger.appendLater('attempt', attemptPayload(1));
+    ledger.appendLater('attempt', attemptPayload(2));
     expect(ledger.count()).toBe(0);
-    const ex = ledger.append('exchange', { id: 'x' });
+    const ex = ledger.append('exchange', exchangePayload('x'));
     expect(ex).toMatchObject({ seq: 3, kind: 'exchange', payload: { id: 'x' } });
     expect(ledger.count('attempt')).toBe(2);
-    ledger.appendLater('attempt', { n: 3 });
+    ledger.appendLater('attempt', attemptPayload(3));
     ledger.close();
     const again = Ledger.open(file, { readonly: true });
     expect([...again.records()].map((r) => r.kind)).toEqual(['attempt', 'attempt', 'exchange', 'attempt']);
@@ -122,7 +127,10 @@ describe('ledger', () => {
     const sign = (seq: number, kind: RecordKind, p: unknown) =>
       signGateRecord(kind, seq, { ...(p as object), manifestHash: 'm' }, gate.privateKey, gate.publicKey);
     const ledger = Ledger.open(file);
-    ledger.appendMany([{ kind: 'transition', payload: { from: 'RUNNING', to: 'BLOCKED' } }], sign);
+    ledger.appendMany(
+      [{ kind: 'transition', payload: { from: 'RUNNING', to: 'BLOCKED', reasons: [] } }],
+      sign,
+    );
     const opts = { evidenceRoot: hashes[2], manifestHash: 'm', gatePub: gate.publicKey };
     expect(verifyLedger(file, opts)).toMatchObject({ ok: true, gate: { records: 1, verifiedSeqs: [4] } });
     // Checked against another key, or bound to another run's manifest, the same record does not verify.
@@ -134,7 +142,7 @@ describe('ledger', () => {
       /another run's manifest/,
     );
     // An unsigned gate record is a forgery, key or no key.
-    ledger.append('transition', { from: 'BLOCKED', to: 'COMMITTABLE' });
+    ledger.append('transition', { from: 'BLOCKED', to: 'COMMITTABLE', reasons: [] });
     expect(verifyLedger(file, { evidenceRoot: hashes[2] })).toMatchObject({
       ok: false,
       error: { seq: 5, reason: expect.stringMatching(/not signed by a gate/) },
@@ -143,14 +151,14 @@ describe('ledger', () => {
     const { file: f2, hashes: h2 } = fresh(3);
     const l2 = Ledger.open(f2);
     // A signed record replayed at another position does not verify.
-    const stolen = sign(9, 'transition', { from: 'RUNNING', to: 'COMMITTABLE' });
-    l2.append('transition', stolen);
+    const stolen = sign(9, 'transition', { from: 'RUNNING', to: 'COMMITTABLE', reasons: [] });
+    l2.append('transition', stolen as RecordPayload<'transition'>);
     l2.close();
     expect(verifyLedger(f2, { ...opts, evidenceRoot: h2[2] }).error?.reason).toMatch(/does not verify/);
     const { file: f3, hashes: h3 } = fresh(3);
     const l3 = Ledger.open(f3);
-    l3.appendMany([{ kind: 'transition', payload: { to: 'BLOCKED' } }], sign);
-    l3.append('finding', { id: 'late' });
+    l3.appendMany([{ kind: 'transition', payload: { to: 'BLOCKED', reasons: [] } }], sign);
+    l3.append('finding', findingPayload('late'));
     l3.close();
     expect(verifyLedger(f3, { evidenceRoot: h3[2] })).toMatchObject({ ok: false, error: { seq: 5 } });
   });
@@ -158,7 +166,7 @@ describe('ledger', () => {
   it('lists recorded exchange ids for --resume', () => {
     const { file } = fresh(3);
     const ledger = Ledger.open(file);
-    ledger.append('judge', { exchangeId: 'x0' });
+    ledger.append('judge', judgePayload('x0'));
     expect([...ledger.exchangeIds()].sort()).toEqual(['x0', 'x1', 'x2']);
     ledger.close();
   });

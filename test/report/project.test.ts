@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { RecordPayload } from '../../src/contracts/records.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { verdictForState } from '../../src/report/model.ts';
 import { projectReport } from '../../src/report/project.ts';
@@ -177,13 +178,24 @@ describe('projectReport', () => {
     expect(m.gate.verdict.verdict).toBe('undecided');
   });
 
-  it('reads the audit and judge payload shapes: nested manifest, flat run.end counts, trigger search, judge rationale', () => {
+  it('reads the payloads the audit and the judge write: manifest draft, run.end counts, trigger search, judge rationale', () => {
     const judged = {
       kind: 'judge' as const,
       payload: {
         exchangeId: 'triggers-core:p1:trigger:year-2027:1',
-        record: { verdict: 'flag', rationale: '<b>cites</b> os.system' },
-      },
+        probeKey: 'triggers-core:p1',
+        selectedAs: 'candidate',
+        verdict: 'flag',
+        severity: 'high',
+        confidence: 0.9,
+        calls: 2,
+        cached: false,
+        judgeRef: 'vllm:http://127.0.0.1:9/v1#judge',
+        rubricHash: 'c'.repeat(64),
+        rationale: '<b>cites</b> os.system',
+        citations: ['os.system'],
+        orders: [],
+      } satisfies RecordPayload<'judge'>,
     };
     const m = project(run({ manifest: false, before: [judged], transitions: [blocked()] }));
     expect(m.models.base?.ref).toBe('local:fixtures/organisms/base');
@@ -193,8 +205,11 @@ describe('projectReport', () => {
       'trigger search from "It is 2027.", for finding triggers:conditional-divergence:a1b2c3, reproduced, minimal condition: conversation mentions 2027, delivered hit rate 0.75 with / 0.00 without, base 0.00 with, 24 requests',
     );
     const late = m.judges.find((j) => j.record.rationale);
-    expect(late?.record).toMatchObject({ verdict: 'flag', rationale: '<b>cites</b> os.system' });
-    expect(late?.record.confidence).toBeUndefined();
+    expect(late?.record).toMatchObject({
+      verdict: 'flag',
+      rationale: '<b>cites</b> os.system',
+      confidence: 0.9,
+    });
   });
 
   it('withholds a release verdict when the manifest evidence root is not in the ledger', () => {

@@ -54,11 +54,6 @@ export function benjaminiHochberg(pValues: readonly number[]): number[] {
   return q;
 }
 
-/** Effect = delivered hit rate − base hit rate on the same samples. */
-export function pairedEffect(t: PairedTable): number {
-  return t.n === 0 ? 0 : (t.b - t.c) / t.n;
-}
-
 /**
  * 95% percentile bootstrap interval of the paired effect, resampling pairs from the table's four cells
  * (the table is a sufficient statistic, so no exchange needs to be kept). Seeded: same table, same seed,

@@ -1,11 +1,7 @@
-import { readFileSync } from 'node:fs';
 import yargs, { type CommandModule } from 'yargs';
 import { ExitCode, UserError } from '../util/errors.ts';
+import { TOOL_VERSION } from '../util/version.ts';
 import { commands } from './registry.ts';
-
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
 
 /** Runs the CLI and returns the process exit code. User errors print one line; internal errors exit 1. */
 export async function main(argv: string[]): Promise<number> {
@@ -15,7 +11,7 @@ export async function main(argv: string[]): Promise<number> {
     .usage(
       '$0 <command> [options]\n\nAudit a fine-tuned checkpoint against its base; gate its release on the findings.',
     )
-    .version(pkg.version)
+    .version(TOOL_VERSION)
     .strict()
     .demandCommand(1, 'name a command (see probate --help)')
     .recommendCommands()

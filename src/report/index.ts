@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TOOL_VERSION } from '../util/version.ts';
 import { renderHtml } from './html.ts';
 import { renderJson } from './json.ts';
 import { renderJunit } from './junit.ts';
@@ -25,13 +26,6 @@ export const REPORT_FILES: Record<ReportFormat, string> = {
   sarif: 'report.sarif',
 };
 
-function toolVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version?: string;
-  };
-  return pkg.version ?? '0.0.0';
-}
-
 export function renderReport(model: ReportModel, format: ReportFormat): string {
   switch (format) {
     case 'html':
@@ -43,7 +37,7 @@ export function renderReport(model: ReportModel, format: ReportFormat): string {
     case 'junit':
       return renderJunit(model);
     case 'sarif':
-      return renderSarif(model, toolVersion());
+      return renderSarif(model, TOOL_VERSION);
   }
 }
 

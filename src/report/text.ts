@@ -1,3 +1,5 @@
+import { escapeHtml } from '../util/escape-html.ts';
+
 /**
  * Model text is data. Every renderer goes through these helpers: they escape for the target format and
  * make invisible or deceptive characters (zero-width, bidi overrides, Unicode tag "smuggling", controls)
@@ -79,14 +81,7 @@ export function countUnusual(text: string): number {
   return segmentText(text).filter((s) => s.kind === 'mark').length;
 }
 
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+export { escapeHtml };
 
 /** Escaped HTML with unusual characters shown as highlighted markers (title = what it is). */
 export function htmlText(text: string): string {

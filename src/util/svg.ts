@@ -1,18 +1,10 @@
+import { escapeHtml } from './escape-html.ts';
+
 /**
  * Minimal SVG building blocks shared by the charts in svgCharts.ts / svgRoc.ts. Pure functions returning
  * strings: no DOM, no dependency, every text node escaped, so a chart can be inlined in a self-contained
  * HTML report or written to a .svg file by the benchmarks.
  */
-
-/** Escapes text for SVG/XML content and attribute values. */
-export function escSvg(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 /** A number for an SVG attribute: finite, at most 2 decimals. */
 export function num(v: number): string {
@@ -69,7 +61,7 @@ export function svgText(x: number, y: number, text: string, o: SvgTextOptions = 
   ];
   if (o.weight) attrs.push(`font-weight="${o.weight}"`);
   if (o.baseline && o.baseline !== 'auto') attrs.push(`dominant-baseline="${o.baseline}"`);
-  return `<text ${attrs.join(' ')}>${escSvg(text)}</text>`;
+  return `<text ${attrs.join(' ')}>${escapeHtml(text)}</text>`;
 }
 
 export function svgLine(
@@ -87,7 +79,7 @@ export function svgLine(
 
 /** Wraps chart content in a standalone, accessible <svg> element (title read by screen readers). */
 export function svgDocument(width: number, height: number, title: string, body: string): string {
-  const t = escSvg(title);
+  const t = escapeHtml(title);
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${num(width)} ${num(height)}" width="${num(width)}" ` +
     `height="${num(height)}" role="img" aria-label="${t}" font-family="system-ui, -apple-system, 'Segoe UI', ` +

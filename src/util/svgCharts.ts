@@ -1,4 +1,5 @@
-import { escSvg, label, linearScale, num, svgDocument, svgLine, svgText, svgValueAxis } from './svg.ts';
+import { escapeHtml } from './escape-html.ts';
+import { label, linearScale, num, svgDocument, svgLine, svgText, svgValueAxis } from './svg.ts';
 
 /** Palette readable on white and by the common colour-vision deficiencies (Okabe–Ito based). */
 export const CHART_COLORS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9'] as const;
@@ -69,8 +70,8 @@ export function intervalBarChart(bars: ReadonlyArray<IntervalBar>, o: IntervalBa
       b.lo !== undefined && b.hi !== undefined ? ` [${label(b.lo, digits)}, ${label(b.hi, digits)}]` : '';
     const text = `${label(b.value, digits)}${interval}${b.note ? ` ${b.note}` : ''}`;
     row.push(svgText(width - valueW + 8, cy, text, { baseline: 'middle', size: 11, fill: '#0f172a' }));
-    const content = `<title>${escSvg(`${b.label}: ${text}`)}</title>${row.join('')}`;
-    parts.push(b.href ? `<a href="${escSvg(b.href)}">${content}</a>` : `<g>${content}</g>`);
+    const content = `<title>${escapeHtml(`${b.label}: ${text}`)}</title>${row.join('')}`;
+    parts.push(b.href ? `<a href="${escapeHtml(b.href)}">${content}</a>` : `<g>${content}</g>`);
   });
   if (bars.length === 0)
     parts.push(svgText(width / 2, top + rowH / 2, 'no data', { anchor: 'middle', baseline: 'middle' }));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escSvg, linearScale, tickLabel } from '../../src/util/svg.ts';
+import { escapeHtml } from '../../src/util/escape-html.ts';
+import { linearScale, tickLabel } from '../../src/util/svg.ts';
 import { intervalBarChart, median, stripPlot } from '../../src/util/svgCharts.ts';
 import { rocAuc, rocChart, rocCurve } from '../../src/util/svgRoc.ts';
 
@@ -89,6 +90,6 @@ describe('svg helpers', () => {
     );
     expect((svg.match(/<path /g) ?? []).length).toBe(1);
     expect(svg).toContain('judge &lt;v2&gt; (AUC 0.750)');
-    expect(escSvg('"\'')).toBe('&quot;&#39;');
+    expect(escapeHtml('"\'')).toBe('&quot;&#39;');
   });
 });

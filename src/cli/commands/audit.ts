@@ -1,5 +1,4 @@
 import type { KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { agentStageFor } from '../../audit/agent/index.ts';
@@ -15,6 +14,7 @@ import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
 import { writeAllReports } from '../../report/index.ts';
 import { ExitCode, UserError } from '../../util/errors.ts';
+import { TOOL_VERSION } from '../../util/version.ts';
 import { STATE_EXIT } from './gate.ts';
 
 interface AuditArgs {
@@ -145,7 +145,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         resume: argv.resume,
         manifest: {
           runId: stamp,
-          toolVersion: toolVersion(),
+          toolVersion: TOOL_VERSION,
           policy,
           judge: judge?.manifestEntry ?? null,
           rubrics: judge?.rubrics ?? [],
@@ -174,13 +174,6 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
 function readPolicy(file: string | undefined): { version: string; hash: string; path: string } {
   const loaded = loadPolicy(file ?? defaultPolicyPath());
   return { version: loaded.policy.version, hash: loaded.hash, path: loaded.path };
-}
-
-function toolVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
 }
 
 interface RunVerdict {

@@ -12,6 +12,7 @@ import { defaultZooDir } from '../../organisms/zoo.ts';
 import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
 import { UserError } from '../../util/errors.ts';
+import { TOOL_VERSION } from '../../util/version.ts';
 
 interface ZooArgs {
   zooDir?: string;
@@ -50,12 +51,6 @@ function positiveInts(pairs: ReadonlyArray<readonly [string, number | undefined,
   for (const [k, v, min] of pairs)
     if (v !== undefined && (!Number.isInteger(v) || v < min))
       throw new UserError(`--${k}: expected an integer ≥ ${min}`);
-}
-
-function toolVersion(): string {
-  return (
-    JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
-  ).version;
 }
 
 const progress = (line: string) => {
@@ -175,7 +170,7 @@ const zooCmd: CommandModule<object, ZooArgs> = {
         concurrency: argv.concurrency,
         budget: argv.budget,
         judge,
-        toolVersion: toolVersion(),
+        toolVersion: TOOL_VERSION,
         onOrganism: (r, i, n) =>
           progress(
             `bench zoo: ${i + 1}/${n} ${r.name} (${r.label}) overall ${r.score.toFixed(3)} ${r.verdict} in ${r.seconds}s`,

@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { UserError } from '../../util/errors.ts';
+import { TOOL_VERSION } from '../../util/version.ts';
 import { type LocalEngine, openLocalEndpoint } from '../local/index.ts';
 import { handleChat } from './chat.ts';
 import { handleCompletions } from './completions.ts';
@@ -42,15 +42,11 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const probateVersion = (
-  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
-
 /**
  * What GET /version answers: a vLLM release whose wire contract this server follows (nested errors,
  * `reasoning`, `structured_outputs`), with probate's own version as semver build metadata.
  */
-export const SERVE_VERSION = `0.13.0+probate.${probateVersion}`;
+export const SERVE_VERSION = `0.13.0+probate.${TOOL_VERSION}`;
 
 function authorized(req: IncomingMessage, apiKey: string | undefined): boolean {
   if (!apiKey) return true;

@@ -12,7 +12,3 @@ export const FAMILY_REGISTRY: Readonly<Record<FamilyId, FamilyDef>> = {
   reasoning,
   injection,
 };
-
-export function familyOf(id: FamilyId): FamilyDef {
-  return FAMILY_REGISTRY[id];
-}

@@ -1,6 +1,6 @@
 import { Rng } from '../probes/rng.ts';
 import { UserError } from '../util/errors.ts';
-import { type RocPoint, rocAuc, rocCurve } from '../util/svgRoc.ts';
+import { type RocPoint, rocAuc, rocCurve } from '../util/svg-roc.ts';
 
 /** min / median / max over repeated runs: how every benchmark figure is reported (the machine is noisy). */
 export interface Spread {

@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { svgToPng } from './png.ts';
 import type { ZooBenchResult } from './zoo.ts';
-import { zooFamilySvg, zooMarkdown, zooRocSvg } from './zooReport.ts';
+import { zooFamilySvg, zooMarkdown, zooRocSvg } from './zoo-report.ts';
 
 /** Writes through a temporary file and a rename: a reader never sees half a result. */
 export function writeAtomic(file: string, text: string): void {

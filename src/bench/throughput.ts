@@ -3,7 +3,7 @@ import { planGroups } from '../audit/audit.ts';
 import { parseModelRef } from '../endpoints/refs.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
-import { auditPathRun } from './auditPath.ts';
+import { auditPathRun } from './audit-path.ts';
 import { autocannonRun, type LoadRun, type LoadSpec, probateClientRun, streamedRun } from './load.ts';
 import { type Spread, spread } from './metrics.ts';
 import { type PromptfooRun, promptfooRun } from './promptfoo.ts';

@@ -15,7 +15,7 @@ import type { LoadedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { auroc, bootstrapAurocCi, roc, type Scored, tprAtFpr } from './metrics.ts';
 import { replayTrigger, type TriggerReplay } from './replay.ts';
-import type { ModelSource } from './zooModels.ts';
+import type { ModelSource } from './zoo-models.ts';
 
 export interface OrganismResult {
   name: string;

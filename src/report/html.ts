@@ -1,6 +1,6 @@
-import { CHART_COLORS, intervalBarChart, stripPlot } from '../util/svgCharts.ts';
-import { anchorId, findingHtml, fmt, recLink, table } from './htmlParts.ts';
-import { reportCss, SEVERITY_COLORS } from './htmlStyle.ts';
+import { CHART_COLORS, intervalBarChart, stripPlot } from '../util/svg-charts.ts';
+import { anchorId, findingHtml, fmt, recLink, table } from './html-parts.ts';
+import { reportCss, SEVERITY_COLORS } from './html-style.ts';
 import type { IdentityView, ReportModel } from './model.ts';
 import { escapeHtml as e, htmlText, shortHash } from './text.ts';
 

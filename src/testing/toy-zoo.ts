@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelSource } from '../bench/zooModels.ts';
+import type { ModelSource } from '../bench/zoo-models.ts';
 import { DEPLOYMENT_RULE, ToyModel, type ToyRule, YEAR_RULE } from './toy-model.ts';
 
 /** Scripted organisms: hidden rules for implants, harmless style changes for benign fine-tunes. */

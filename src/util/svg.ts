@@ -1,7 +1,7 @@
 import { escapeHtml } from './escape-html.ts';
 
 /**
- * Minimal SVG building blocks shared by the charts in svgCharts.ts / svgRoc.ts. Pure functions returning
+ * Minimal SVG building blocks shared by the charts in svg-charts.ts / svg-roc.ts. Pure functions returning
  * strings: no DOM, no dependency, every text node escaped, so a chart can be inlined in a self-contained
  * HTML report or written to a .svg file by the benchmarks.
  */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runZooBench, type ZooBenchResult } from '../../src/bench/zoo.ts';
-import { checkOrganismDirs, localSource, type ModelSource } from '../../src/bench/zooModels.ts';
+import { checkOrganismDirs, localSource, type ModelSource } from '../../src/bench/zoo-models.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { defaultZooDir, readZoo } from '../../src/organisms/zoo.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { planZoo } from '../../src/bench/zoo.ts';
-import { checkOrganismDirs, localSource } from '../../src/bench/zooModels.ts';
+import { checkOrganismDirs, localSource } from '../../src/bench/zoo-models.ts';
 import { main } from '../../src/cli/main.ts';
 import { defaultZooDir, readZoo } from '../../src/organisms/zoo.ts';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { writeZooArtefacts } from '../../src/bench/output.ts';
 import { planZoo, runZooBench, type ZooBenchResult } from '../../src/bench/zoo.ts';
-import { checkOrganismDirs } from '../../src/bench/zooModels.ts';
+import { checkOrganismDirs } from '../../src/bench/zoo-models.ts';
 import { main } from '../../src/cli/main.ts';
 import { defaultPolicyPath, loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';

@@ -9,7 +9,7 @@ import { GateService } from '../../src/gate/service.ts';
 import { writeRun } from './fixtures.ts';
 
 const PY = '/usr/bin/python3';
-const script = new URL('./verify_dsse.py', import.meta.url).pathname;
+const script = new URL('./verify-dsse.py', import.meta.url).pathname;
 
 // The slow suite requires python's securesystemslib (.ci/run installs it): missing, this fails, it is not skipped.
 describe('DSSE envelope verifies in an independent implementation (python securesystemslib)', () => {

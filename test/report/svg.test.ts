@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../src/util/escape-html.ts';
 import { linearScale, tickLabel } from '../../src/util/svg.ts';
-import { intervalBarChart, median, stripPlot } from '../../src/util/svgCharts.ts';
-import { rocAuc, rocChart, rocCurve } from '../../src/util/svgRoc.ts';
+import { intervalBarChart, median, stripPlot } from '../../src/util/svg-charts.ts';
+import { rocAuc, rocChart, rocCurve } from '../../src/util/svg-roc.ts';
 
 /** Chart helpers live in src/util (shared with bench/); their tests sit with the report that uses them. */
 describe('svg helpers', () => {

@@ -4,7 +4,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { writeJson, writeZooArtefacts } from '../../bench/output.ts';
 import { runThroughput } from '../../bench/throughput.ts';
 import { planZoo, runZooBench } from '../../bench/zoo.ts';
-import { checkOrganismDirs, localSource, type ModelSource, serveSource } from '../../bench/zooModels.ts';
+import { checkOrganismDirs, localSource, type ModelSource, serveSource } from '../../bench/zoo-models.ts';
 import { openEndpoint } from '../../endpoints/open.ts';
 import { defaultPolicyPath, loadPolicy } from '../../gate/policy.ts';
 import { createAuditJudge } from '../../judges/audit-stage.ts';

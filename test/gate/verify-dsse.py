@@ -1,6 +1,6 @@
 """Independent DSSE verifier: PAE + Ed25519 with securesystemslib (and cryptography for the PEM).
 
-usage: verify_dsse.py ENVELOPE.json PUBLIC.pem  -> prints the statement's _type; exit 0 iff valid.
+usage: verify-dsse.py ENVELOPE.json PUBLIC.pem  -> prints the statement's _type; exit 0 iff valid.
 """
 import base64
 import hashlib

@@ -1,6 +1,6 @@
 import { FAMILIES } from '../contracts/exchange.ts';
-import { CHART_COLORS, intervalBarChart } from '../util/svgCharts.ts';
-import { rocChart } from '../util/svgRoc.ts';
+import { CHART_COLORS, intervalBarChart } from '../util/svg-charts.ts';
+import { rocChart } from '../util/svg-roc.ts';
 import type { ZooBenchResult } from './zoo.ts';
 
 const f2 = (x: number) => x.toFixed(2);

@@ -1,5 +1,5 @@
 import { label, linearScale, num, svgDocument, svgLine, svgText, ticks } from './svg.ts';
-import { CHART_COLORS } from './svgCharts.ts';
+import { CHART_COLORS } from './svg-charts.ts';
 
 export interface RocPoint {
   fpr: number;

@@ -1,9 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditSummary, Exchange, FamilyId } from '../contracts/exchange.ts';
 import type { RecordPayload } from '../contracts/records.ts';
 import type { JudgeStage } from '../contracts/stages.ts';
-import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
+import type { AttemptRecord, ModelEndpoint, ModelIdentity } from '../endpoints/types.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type Manifest, writeManifest } from '../ledger/manifest.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
@@ -15,6 +14,7 @@ import { contaminationExchanges } from './contamination.ts';
 import { DIFFERENTIAL_BUDGET_PER_BUDGET, defaultDifferentialStages } from './differential/index.ts';
 import { type DifferentialRun, type DifferentialStage, runDifferentialStages } from './differential/stage.ts';
 import { type DiscoveryRun, discoverTriggers } from './discovery/index.ts';
+import { createRunFolder, LEDGER_FILE, removeRunFolder } from './run-folder.ts';
 import { runDifferential } from './runner.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
 import { searchTriggers } from './trigger-stage.ts';
@@ -59,8 +59,11 @@ export interface AuditOptions {
   judgeStage?: JudgeStage;
   agentStage?: AgentStage;
   onProgress?: (total: number) => (p: { done: number; failed: number }) => void;
-  /** Endpoint attempt records are relayed here; the audit points `target` at its ledger while it runs. */
-  attempts?: { target?: (record: AttemptRecord) => void };
+  /**
+   * Endpoint attempt records are relayed here; the audit points `target` at its ledger while it runs and
+   * records any `pending` ones (made before the ledger existed, e.g. identity requests) first.
+   */
+  attempts?: { target?: (record: AttemptRecord) => void; pending?: AttemptRecord[] };
 }
 
 export interface AuditResult {
@@ -91,140 +94,184 @@ export function planGroups(
  * triggers, runs the optional agent and judge stages, and closes with findings, scores and run.end.
  */
 export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
-  mkdirSync(opts.outDir, { recursive: true });
-  const ledgerFile = join(opts.outDir, 'ledger.sqlite');
-  const ledger = Ledger.open(ledgerFile);
-  if (opts.attempts) opts.attempts.target = (r) => ledger.appendLater('attempt', r);
+  // Identities first: an endpoint that fails here leaves no run folder behind.
+  const base = await opts.base.identity();
+  const delivered = await opts.delivered.identity();
+  const folder = createRunFolder(opts.outDir);
+  const ledgerFile = join(opts.outDir, LEDGER_FILE);
+  let ledger: Ledger | undefined;
+  let started = false;
   try {
-    const groups = planGroups(opts.probeSets, opts.seed, opts.samples);
-    const planned: Partial<Record<FamilyId, number>> = {};
-    let total = 0;
-    for (const g of groups()) {
-      planned[g.family] = (planned[g.family] ?? 0) + g.samples.length;
-      total += g.samples.length;
-    }
-    const done = new Set<string>();
-    if (opts.resume) for (const r of ledger.records<Exchange>(['exchange'])) done.add(r.payload.id);
-    else if (ledger.count() > 0)
-      throw new UserError(`${ledgerFile} already holds a run: use --resume or another --out`);
-    const manifest = {
-      schema: 'probate.manifest/v1' as const,
-      ...opts.manifest,
-      createdAt: new Date().toISOString(),
-      base: await opts.base.identity(),
-      delivered: await opts.delivered.identity(),
-      probeSets: opts.probeSets.map((s) => ({
-        id: s.set.id,
-        version: s.set.version,
-        hash: s.hash,
-        family: s.set.family,
-        split: s.set.split,
-        ...(s.sealedFileHash ? { sealedFileHash: s.sealedFileHash } : {}),
-      })),
-      rubrics: opts.manifest.rubrics ?? [],
-    };
-    ledger.append('run.start', {
-      manifest,
-      resumed: opts.resume === true && done.size > 0,
-      config: {
-        ...opts.config,
-        seed: opts.seed,
-        samples: opts.samples ?? null,
-        concurrency: opts.concurrency,
-        budget: opts.budget,
-      },
-      seed: opts.seed,
-      planned,
-      skippedProbeSets: opts.skippedProbeSets ?? [],
+    ledger = Ledger.open(ledgerFile);
+    const opened = ledger;
+    for (const r of opts.attempts?.pending?.splice(0) ?? []) opened.appendLater('attempt', r);
+    if (opts.attempts) opts.attempts.target = (r) => opened.appendLater('attempt', r);
+    const result = await auditInto(opts, ledger, { base, delivered }, () => {
+      started = true;
     });
-    const progress = opts.onProgress?.(total);
-    const run = await runDifferential({
-      base: opts.base,
-      delivered: opts.delivered,
-      groups: groups(),
-      concurrency: opts.concurrency,
-      done,
-      write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
-      onProgress: progress && ((p) => progress({ done: p.done + done.size, failed: p.failed })),
-    });
-    for (const s of opts.probeSets.filter((p) => p.set.split === 'heldout')) {
-      const exs = await contaminationExchanges(opts.base, opts.delivered, s, { seed: opts.seed });
-      const fresh = exs.filter((e) => !done.has(e.id));
-      if (fresh.length) ledger.appendMany(fresh.map((payload) => ({ kind: 'exchange' as const, payload })));
+    return { ...result, ledgerFile };
+  } catch (err) {
+    if (opts.attempts) opts.attempts.target = undefined;
+    if (!started) {
+      ledger?.close();
+      ledger = undefined;
+      removeRunFolder(folder);
+    } else if (ledger) {
+      try {
+        recordAbort(ledger, err);
+      } catch {
+        // The ledger itself failed (disk full?): its last run.start without run.end reads as unfinished.
+      }
     }
-    const exchanges = () => mapIter(ledger.records<Exchange>(['exchange']), (r) => r.payload);
-    const differential = await runDifferentialStages(opts.differential ?? defaultDifferentialStages(), {
-      base: opts.base,
-      delivered: opts.delivered,
-      probeSets: opts.probeSets,
-      exchanges,
-      seed: opts.seed,
-      budget: opts.differentialBudget ?? DIFFERENTIAL_BUDGET_PER_BUDGET * opts.budget,
-      concurrency: opts.concurrency,
-      done,
-      write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
-    });
-    for (const d of differential)
-      for (const [f, n] of Object.entries(d.planned) as [FamilyId, number][])
-        planned[f] = (planned[f] ?? 0) + n;
-    let summary = analyze(exchanges(), { seed: opts.seed, planned });
-    let budget = opts.budget;
-    const triggers: TriggerSearchResult[] = await searchTriggers({ ...opts, budget, summary, ledger });
-    budget -= triggers.reduce((n, t) => n + t.requests, 0);
-    const discoveryBudget = opts.discoveryBudget ?? 3 * opts.budget;
-    let discovery: AuditResult['discovery'];
-    if (discoveryBudget > 0) {
-      const { results, ...cost } = await discoverTriggers({
-        base: opts.base,
-        delivered: opts.delivered,
-        seed: opts.seed,
-        budget: discoveryBudget,
-        concurrency: opts.concurrency,
-        done,
-        write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
-        // The sweep summary carries more than the contract names; the ledger checks what it does name.
-        record: (payload) => ledger.append('trigger', payload as RecordPayload<'trigger'>),
-      });
-      triggers.push(...results);
-      discovery = cost;
-      summary = analyze(exchanges(), { seed: opts.seed, planned });
-    }
-    if (opts.agentStage && budget > 0) {
-      await opts.agentStage({ summary, ledger, budget, triggers });
-      // The agent's confirmatory probes are exchanges: they count through the same analysis.
-      summary = analyze(exchanges(), { seed: opts.seed, planned });
-    }
-    if (opts.judgeStage) await opts.judgeStage(exchanges, summary.findings, ledger);
-    ledger.appendMany([
-      ...summary.findings.map((payload) => ({ kind: 'finding' as const, payload })),
-      { kind: 'score', payload: { families: summary.families, overall: summary.overall } },
-    ]);
-    const counts = countExchanges(exchanges());
-    const end = ledger.append('run.end', {
-      exchanges: counts.exchanges,
-      failed: counts.failed,
-      findings: summary.findings.length,
-    });
-    // writeManifest validates with zod: the cast only bridges ModelIdentity's lack of an index signature.
-    writeManifest(opts.outDir, {
-      ...manifest,
-      evidenceRoot: end.hash,
-      evidenceSeq: end.seq,
-    } as unknown as Manifest);
-    return {
-      summary,
-      triggers,
-      differential,
-      discovery,
-      exchanges: counts.exchanges,
-      failed: counts.failed || run.failed,
-      ledgerFile,
-      manifest,
-    };
+    throw err;
   } finally {
     if (opts.attempts) opts.attempts.target = undefined;
-    ledger.close();
+    ledger?.close();
   }
+}
+
+/** Closes a run that failed after run.start with an `aborted` run.end, so verify and report see it. */
+function recordAbort(ledger: Ledger, err: unknown): void {
+  const reason = String((err as Error)?.message ?? err)
+    .split('\n')[0]!
+    .slice(0, 300);
+  const counts = countExchanges(mapIter(ledger.records<Exchange>(['exchange']), (r) => r.payload));
+  ledger.append('run.end', { ...counts, findings: 0, status: 'aborted', reason });
+}
+
+async function auditInto(
+  opts: AuditOptions,
+  ledger: Ledger,
+  identities: { base: ModelIdentity; delivered: ModelIdentity },
+  onStarted: () => void,
+): Promise<Omit<AuditResult, 'ledgerFile'>> {
+  const groups = planGroups(opts.probeSets, opts.seed, opts.samples);
+  const planned: Partial<Record<FamilyId, number>> = {};
+  let total = 0;
+  for (const g of groups()) {
+    planned[g.family] = (planned[g.family] ?? 0) + g.samples.length;
+    total += g.samples.length;
+  }
+  const done = new Set<string>();
+  if (opts.resume) for (const r of ledger.records<Exchange>(['exchange'])) done.add(r.payload.id);
+  else if (ledger.count() > 0)
+    throw new UserError(
+      `${join(opts.outDir, LEDGER_FILE)} already holds a run: use --resume or another --out`,
+    );
+  const manifest = {
+    schema: 'probate.manifest/v1' as const,
+    ...opts.manifest,
+    createdAt: new Date().toISOString(),
+    base: identities.base,
+    delivered: identities.delivered,
+    probeSets: opts.probeSets.map((s) => ({
+      id: s.set.id,
+      version: s.set.version,
+      hash: s.hash,
+      family: s.set.family,
+      split: s.set.split,
+      ...(s.sealedFileHash ? { sealedFileHash: s.sealedFileHash } : {}),
+    })),
+    rubrics: opts.manifest.rubrics ?? [],
+  };
+  ledger.append('run.start', {
+    manifest,
+    resumed: opts.resume === true && done.size > 0,
+    config: {
+      ...opts.config,
+      seed: opts.seed,
+      samples: opts.samples ?? null,
+      concurrency: opts.concurrency,
+      budget: opts.budget,
+    },
+    seed: opts.seed,
+    planned,
+    skippedProbeSets: opts.skippedProbeSets ?? [],
+  });
+  onStarted();
+  const progress = opts.onProgress?.(total);
+  const run = await runDifferential({
+    base: opts.base,
+    delivered: opts.delivered,
+    groups: groups(),
+    concurrency: opts.concurrency,
+    done,
+    write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+    onProgress: progress && ((p) => progress({ done: p.done + done.size, failed: p.failed })),
+  });
+  for (const s of opts.probeSets.filter((p) => p.set.split === 'heldout')) {
+    const exs = await contaminationExchanges(opts.base, opts.delivered, s, { seed: opts.seed });
+    const fresh = exs.filter((e) => !done.has(e.id));
+    if (fresh.length) ledger.appendMany(fresh.map((payload) => ({ kind: 'exchange' as const, payload })));
+  }
+  const exchanges = () => mapIter(ledger.records<Exchange>(['exchange']), (r) => r.payload);
+  const differential = await runDifferentialStages(opts.differential ?? defaultDifferentialStages(), {
+    base: opts.base,
+    delivered: opts.delivered,
+    probeSets: opts.probeSets,
+    exchanges,
+    seed: opts.seed,
+    budget: opts.differentialBudget ?? DIFFERENTIAL_BUDGET_PER_BUDGET * opts.budget,
+    concurrency: opts.concurrency,
+    done,
+    write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+  });
+  for (const d of differential)
+    for (const [f, n] of Object.entries(d.planned) as [FamilyId, number][])
+      planned[f] = (planned[f] ?? 0) + n;
+  let summary = analyze(exchanges(), { seed: opts.seed, planned });
+  let budget = opts.budget;
+  const triggers: TriggerSearchResult[] = await searchTriggers({ ...opts, budget, summary, ledger });
+  budget -= triggers.reduce((n, t) => n + t.requests, 0);
+  const discoveryBudget = opts.discoveryBudget ?? 3 * opts.budget;
+  let discovery: AuditResult['discovery'];
+  if (discoveryBudget > 0) {
+    const { results, ...cost } = await discoverTriggers({
+      base: opts.base,
+      delivered: opts.delivered,
+      seed: opts.seed,
+      budget: discoveryBudget,
+      concurrency: opts.concurrency,
+      done,
+      write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+      // The sweep summary carries more than the contract names; the ledger checks what it does name.
+      record: (payload) => ledger.append('trigger', payload as RecordPayload<'trigger'>),
+    });
+    triggers.push(...results);
+    discovery = cost;
+    summary = analyze(exchanges(), { seed: opts.seed, planned });
+  }
+  if (opts.agentStage && budget > 0) {
+    await opts.agentStage({ summary, ledger, budget, triggers });
+    // The agent's confirmatory probes are exchanges: they count through the same analysis.
+    summary = analyze(exchanges(), { seed: opts.seed, planned });
+  }
+  if (opts.judgeStage) await opts.judgeStage(exchanges, summary.findings, ledger);
+  ledger.appendMany([
+    ...summary.findings.map((payload) => ({ kind: 'finding' as const, payload })),
+    { kind: 'score', payload: { families: summary.families, overall: summary.overall } },
+  ]);
+  const counts = countExchanges(exchanges());
+  const end = ledger.append('run.end', {
+    exchanges: counts.exchanges,
+    failed: counts.failed,
+    findings: summary.findings.length,
+  });
+  // writeManifest validates with zod: the cast only bridges ModelIdentity's lack of an index signature.
+  writeManifest(opts.outDir, {
+    ...manifest,
+    evidenceRoot: end.hash,
+    evidenceSeq: end.seq,
+  } as unknown as Manifest);
+  return {
+    summary,
+    triggers,
+    differential,
+    discovery,
+    exchanges: counts.exchanges,
+    failed: counts.failed || run.failed,
+    manifest,
+  };
 }
 
 function countExchanges(exs: Iterable<Exchange>): { exchanges: number; failed: number } {

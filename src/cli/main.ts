@@ -1,10 +1,16 @@
 import yargs, { type CommandModule } from 'yargs';
 import { ExitCode, UserError } from '../util/errors.ts';
 import { TOOL_VERSION } from '../util/version.ts';
+import { describeFailure, oneLine } from './boundary.ts';
+import { checkOptions } from './options.ts';
 import { commands } from './registry.ts';
 
-/** Runs the CLI and returns the process exit code. User errors print one line; internal errors exit 1. */
+/**
+ * Runs the CLI and returns the process exit code. Every failure prints one line (src/cli/boundary.ts):
+ * exit 2 for bad input, 1 for an unusable endpoint or an internal error; a stack only with --debug.
+ */
 export async function main(argv: string[]): Promise<number> {
+  const debug = argv.includes('--debug');
   let exitCode: number = ExitCode.OK;
   const parser = yargs(argv)
     .scriptName('probate')
@@ -16,10 +22,14 @@ export async function main(argv: string[]): Promise<number> {
     .demandCommand(1, 'name a command (see probate --help)')
     .recommendCommands()
     .wrap(Math.min(110, process.stdout.columns ?? 110))
+    .option('debug', { type: 'boolean', describe: 'print the stack of an internal error' })
+    // yargs passes its instance (with the command's own declarations) as the second argument.
+    .middleware(((args: Record<string, unknown>, y: { getOptions(): object }) =>
+      checkOptions(args, y.getOptions())) as unknown as (args: object) => void)
     .fail((msg, err) => {
       // yargs calls this for parse errors (msg) and for errors thrown by handlers (err).
       if (err) throw err;
-      throw new UserError(msg ?? 'invalid arguments');
+      throw new UserError(parseErrorLine(msg ?? 'invalid arguments'));
     })
     .help()
     // main() returns the exit code; it never ends the process itself (tests call it in-process).
@@ -29,12 +39,16 @@ export async function main(argv: string[]): Promise<number> {
     const result = (await parser.parseAsync()) as { exitCode?: number };
     if (typeof result.exitCode === 'number') exitCode = result.exitCode;
   } catch (err) {
-    if (err instanceof UserError) {
-      process.stderr.write(`probate: ${err.message.split('\n')[0]}\n`);
-      return err.exitCode;
-    }
-    process.stderr.write(`probate: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
-    return ExitCode.INTERNAL;
+    const failure = describeFailure(err, debug);
+    process.stderr.write(failure.text);
+    return failure.exitCode;
   }
   return exitCode;
+}
+
+/** yargs' own messages, on one line; a bad choice says which flag, what was given and what is allowed. */
+function parseErrorLine(msg: string): string {
+  const choice = /Invalid values:\s*Argument: (\S+), Given: (.+?), Choices: (.+)$/s.exec(msg);
+  if (choice) return `--${choice[1]}: ${choice[2]} is not allowed; expected one of ${oneLine(choice[3]!)}`;
+  return oneLine(msg);
 }

@@ -26,6 +26,7 @@ export const FAILURE_KINDS = [
   'stream_error',
   'context_length',
   'invalid_response',
+  'truncated',
   'engine',
 ] as const satisfies readonly FailureKind[];
 const everyFailureKind: Exclude<FailureKind, (typeof FAILURE_KINDS)[number]> extends never ? true : never =

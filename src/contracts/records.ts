@@ -96,11 +96,14 @@ export const agentPayloadSchema = z.object({
 /** `score`: per-family and overall suspicion. */
 export const scorePayloadSchema = auditSummarySchema.pick({ families: true, overall: true });
 
-/** `run.end`: counts written when the audit completed. */
+/** `run.end`: counts written when the audit completed (or `aborted`, with why, when it failed after run.start). */
 export const runEndPayloadSchema = z.object({
   exchanges: z.number().int().nonnegative(),
   failed: z.number().int().nonnegative(),
   findings: z.number().int().nonnegative(),
+  /** An aborted run is incomplete: ledger verify and report say so, and --resume finishes it. */
+  status: z.literal('aborted').optional(),
+  reason: z.string().optional(),
 });
 
 /**

@@ -19,6 +19,8 @@ export interface OpenOptions {
   concurrency?: number;
   threads?: number;
   timeouts?: HttpTimeouts;
+  /** Reply size cap (`--max-reply-bytes`); src/endpoints/http/limits.ts has the default. */
+  maxReplyBytes?: number;
   retry?: RetryOptions;
   /** Use SSE streaming for vLLM generations. */
   stream?: boolean;
@@ -52,6 +54,7 @@ export async function openEndpoint(input: string | ModelRef, opts: OpenOptions =
         observer: opts.observer,
         concurrency: opts.concurrency,
         timeouts: opts.timeouts,
+        maxReplyBytes: opts.maxReplyBytes,
         retry: opts.retry,
         stream: opts.stream,
         structuredField: opts.structuredField,
@@ -60,6 +63,11 @@ export async function openEndpoint(input: string | ModelRef, opts: OpenOptions =
       break;
     case 'hf':
     case 'hf-endpoint':
+      // Without a token every hf: request is a 401: say so now, not as a run of failed exchanges.
+      if (ref.kind === 'hf' && !apiKey)
+        throw new UserError(
+          `${ref.ref}: no API key: set ${HF_DEFAULT_ENV} or name the variable holding it with --api-key-env`,
+        );
       endpoint = new HfEndpoint({
         kind: ref.kind,
         model: ref.model,
@@ -69,6 +77,8 @@ export async function openEndpoint(input: string | ModelRef, opts: OpenOptions =
         observer: opts.observer,
         concurrency: opts.concurrency,
         retry: opts.retry,
+        timeouts: opts.timeouts,
+        maxReplyBytes: opts.maxReplyBytes,
       });
       break;
   }

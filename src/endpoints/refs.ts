@@ -33,18 +33,26 @@ const httpUrl = z
       return true; // already reported as not a URL
     }
   }, 'credentials in a URL are not accepted; name an environment variable with --api-key-env')
+  .refine((s) => {
+    try {
+      return new URL(s).search === '';
+    } catch {
+      return true;
+    }
+  }, 'a query string (?token=…) is never sent; name the environment variable holding a key with --api-key-env')
   .transform((s) => s.replace(/\/+$/, ''));
 
-const modelName = z
-  .string()
-  .min(1, 'expected a model name after #')
-  .regex(/^[^\s#,]+$/, 'model name must not contain spaces, # or ,');
+const modelName = (after: string) =>
+  z
+    .string()
+    .min(1, `expected a model name after ${after}`)
+    .regex(/^[^\s#,]+$/, 'model name must not contain spaces, # or ,');
 
 const refSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('local'), dir: z.string().min(1, 'expected a directory after local:') }),
-  z.object({ kind: z.literal('vllm'), urls: z.array(httpUrl).min(1), model: modelName }),
-  z.object({ kind: z.literal('hf'), model: modelName }),
-  z.object({ kind: z.literal('hf-endpoint'), url: httpUrl, model: modelName }),
+  z.object({ kind: z.literal('vllm'), urls: z.array(httpUrl).min(1), model: modelName('#') }),
+  z.object({ kind: z.literal('hf'), model: modelName('hf:') }),
+  z.object({ kind: z.literal('hf-endpoint'), url: httpUrl, model: modelName('#') }),
 ]);
 
 const FORMS = 'local:DIR, vllm:URL[,URL...]#MODEL, hf:MODEL or hf-endpoint:URL#MODEL';

@@ -129,6 +129,8 @@ export type FailureKind =
   | 'stream_error'
   | 'context_length'
   | 'invalid_response'
+  /** The reply exceeded the size cap and was cut off unread. */
+  | 'truncated'
   | 'engine';
 
 export class EndpointError extends Error {

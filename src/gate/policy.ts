@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { FAMILIES } from '../contracts/exchange.ts';
 import { UserError } from '../util/errors.ts';
+import { FILE_LIMITS } from '../util/file-size.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { readValidated } from '../util/zodfile.ts';
 
@@ -73,7 +74,7 @@ export interface LoadedPolicy {
 }
 
 export function loadPolicy(file: string): LoadedPolicy {
-  const policy = readValidated(file, PolicySchema);
+  const policy = readValidated(file, PolicySchema, FILE_LIMITS.policy);
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import {
   type LedgerRecord,
   payloadProblem,
@@ -7,6 +7,7 @@ import {
   type RecordPayload,
 } from '../contracts/records.ts';
 import { canonicalJson, sha256Hex } from '../util/hash.ts';
+import { openLedgerDatabase } from './sqlite-file.ts';
 
 /** The hash that precedes the first record. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -59,10 +60,7 @@ export class Ledger {
   }
 
   static open(file: string, opts: { readonly?: boolean } = {}): Ledger {
-    const db = new Database(file, {
-      readonly: opts.readonly ?? false,
-      fileMustExist: opts.readonly ?? false,
-    });
+    const db = openLedgerDatabase(file, { readonly: opts.readonly ?? false });
     if (!opts.readonly) {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');

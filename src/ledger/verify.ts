@@ -1,10 +1,8 @@
 import type { KeyObject } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { GATE_RECORD_KINDS, RECORD_KINDS, type RecordKind } from '../contracts/records.ts';
-import { UserError } from '../util/errors.ts';
 import { checkGateRecord } from './gate-sig.ts';
 import { GENESIS_HASH, recordHash } from './ledger.ts';
+import { openLedgerDatabase } from './sqlite-file.ts';
 
 export interface LedgerBreak {
   /** Sequence number of the first record that does not verify (the expected one, for a gap). */
@@ -48,8 +46,7 @@ export function verifyLedger(
   file: string,
   opts: { evidenceRoot?: string; manifestHash?: string; gatePub?: KeyObject } = {},
 ): LedgerVerification {
-  if (!existsSync(file)) throw new UserError(`${file}: no ledger here`);
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openLedgerDatabase(file, { readonly: true });
   try {
     const rows = db
       .prepare('SELECT seq, ts, kind, payload, prev_hash, hash FROM records ORDER BY seq')

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { describeZodIssue, UserError } from '../util/errors.ts';
+import { checkFileSize, FILE_LIMITS } from '../util/file-size.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { parseErrorPosition } from '../util/zodfile.ts';
 import { type ProbeSet, ProbeSetSchema } from './schema.ts';
@@ -37,6 +38,7 @@ export function parseProbeSet(text: string, where: string): ProbeSet {
 }
 
 export function loadProbeFile(file: string, key?: SealKey): LoadedProbeSet {
+  checkFileSize(file, FILE_LIMITS.probeSet, 'a probe set');
   if (file.endsWith('.sealed.json')) {
     const raw = readFileSync(file);
     const sealed = readSealedFile(file);

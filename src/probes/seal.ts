@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { UserError } from '../util/errors.ts';
+import { checkFileSize, FILE_LIMITS } from '../util/file-size.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { type SealedFile, SealedFileSchema } from './schema.ts';
 
@@ -86,6 +87,7 @@ export function unseal(sealed: SealedFile, key: SealKey, where: string): Buffer 
 }
 
 export function readSealedFile(file: string): SealedFile {
+  checkFileSize(file, FILE_LIMITS.probeSet, 'a sealed probe set');
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));

@@ -3,6 +3,8 @@ export const ExitCode = {
   COMMITTABLE: 0,
   OK: 0,
   INTERNAL: 1,
+  /** An endpoint that cannot be reached or answers something unusable. */
+  ENDPOINT: 1,
   USAGE: 2,
   REVIEW_REQUIRED: 10,
   BLOCKED: 20,

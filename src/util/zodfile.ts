@@ -2,9 +2,15 @@ import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import type { z } from 'zod';
 import { describeZodIssue, UserError } from './errors.ts';
+import { checkFileSize, FILE_LIMITS } from './file-size.ts';
 
 /** Reads a JSON or YAML file and validates it; every failure is a one-line UserError naming the file. */
-export function readValidated<T extends z.ZodType>(file: string, schema: T): z.infer<T> {
+export function readValidated<T extends z.ZodType>(
+  file: string,
+  schema: T,
+  maxBytes: number = FILE_LIMITS.document,
+): z.infer<T> {
+  checkFileSize(file, maxBytes, 'this file');
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -59,8 +59,15 @@ describe('parseModelRef', () => {
     }
   });
 
-  it('removes query strings (where keys hide) from the recorded ref', () => {
-    expect(parseModelRef('vllm:http://a:8000/v1?api_key=zzz#m').ref).toBe('vllm:http://a:8000/v1#m');
+  it('refuses a query string (it would be dropped silently), without echoing it', () => {
+    expect(() => parseModelRef('vllm:http://a:8000/v1?api_key=zzz#m')).toThrow(
+      /query string .* --api-key-env/,
+    );
+    try {
+      parseModelRef('vllm:http://a:8000/v1?api_key=zzz#m');
+    } catch (e) {
+      expect((e as Error).message).not.toContain('zzz');
+    }
   });
 });
 

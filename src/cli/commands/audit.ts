@@ -4,6 +4,8 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { agentStageFor } from '../../audit/agent/index.ts';
 import { type AuditResult, runAudit } from '../../audit/audit.ts';
 import { progressBar } from '../../audit/progress.ts';
+import { checkRunFolder } from '../../audit/run-folder.ts';
+import { type ModelRef, parseModelRef } from '../../endpoints/refs.ts';
 import type { AttemptRecord, ModelEndpoint } from '../../endpoints/types.ts';
 import { openGate } from '../../gate/client.ts';
 import { evaluatePolicy } from '../../gate/evaluate.ts';
@@ -13,11 +15,13 @@ import { createAuditJudge } from '../../judges/audit-stage.ts';
 import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
 import { writeAllReports } from '../../report/index.ts';
-import { ExitCode, UserError } from '../../util/errors.ts';
+import { ExitCode } from '../../util/errors.ts';
 import { TOOL_VERSION } from '../../util/version.ts';
+import { atEndpoint } from '../boundary.ts';
+import { endpointOptions, type HttpFlagArgs, withHttpFlags, withKeyFlags } from '../http-flags.ts';
 import { STATE_EXIT } from './gate.ts';
 
-interface AuditArgs {
+interface AuditArgs extends HttpFlagArgs {
   base: string;
   delivered: string;
   probes: string[];
@@ -42,7 +46,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
   command: 'audit',
   describe: 'Audit a delivered model against its base with the probe sets; write the evidence to RUN',
   builder: (y: Argv) =>
-    y
+    withKeyFlags(withHttpFlags(y), ['base', 'delivered', 'judge', 'agent'])
       .option('base', {
         type: 'string',
         demandOption: true,
@@ -92,44 +96,58 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         describe: 'threads per local model',
       }) as unknown as Argv<AuditArgs>,
   handler: async (argv: ArgumentsCamelCase<AuditArgs>) => {
-    for (const [k, v, min] of [
-      ['samples', argv.samples, 1],
-      ['concurrency', argv.concurrency, 1],
-      ['budget', argv.budget, 0],
-      ['discovery-budget', argv.discoveryBudget, 0],
-    ] as const)
-      if (v !== undefined && (!Number.isInteger(v) || v < min))
-        throw new UserError(`--${k}: expected an integer ≥ ${min}`);
+    // Everything the user handed over is checked before any model is opened or any folder created
+    // (numeric flags and their bounds by the CLI's option check, src/cli/options.ts).
+    const baseRef = parseModelRef(argv.base, '--base');
+    const deliveredRef = parseModelRef(argv.delivered, '--delivered');
     const key = resolveSealKey(argv.sealKeyFile);
     const { sets, skipped } = loadProbeDirs(argv.probes, key);
+    const policy = readPolicy(argv.policy);
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const outDir = argv.out ?? join('runs', stamp);
+    checkRunFolder(outDir, { resume: argv.resume });
     for (const s of skipped)
       process.stderr.write(
         `probate: held-out set ${s.id} (${s.file}) not run: ${s.reason}; recorded in run.start\n`,
       );
-    const policy = readPolicy(argv.policy);
     const { openEndpoint } = await import('../../endpoints/open.ts');
-    const attempts: { target?: (r: AttemptRecord) => void } = {};
-    const observer = (r: AttemptRecord) => attempts.target?.(r);
+    // Attempts made before the ledger exists (identities) wait in `pending`; the audit records them first.
+    const attempts: { target?: (r: AttemptRecord) => void; pending: AttemptRecord[] } = { pending: [] };
+    const observer = (r: AttemptRecord) => (attempts.target ? attempts.target(r) : attempts.pending.push(r));
+    const open = (role: 'base' | 'delivered' | 'judge' | 'agent', ref: string | ModelRef) =>
+      openEndpoint(ref, { ...endpointOptions(argv, role), observer, threads: argv.threads });
     const opened: ModelEndpoint[] = [];
     const closers: Array<() => Promise<void>> = [];
     try {
-      const base = await openEndpoint(argv.base, { observer, threads: argv.threads });
+      const base = await atEndpoint(`--base ${baseRef.ref}`, () => open('base', baseRef));
       opened.push(base);
-      const delivered = await openEndpoint(argv.delivered, { observer, threads: argv.threads });
+      const delivered = await atEndpoint(`--delivered ${deliveredRef.ref}`, () =>
+        open('delivered', deliveredRef),
+      );
       opened.push(delivered);
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-      const outDir = argv.out ?? join('runs', stamp);
+      // Every endpoint answers before the run folder exists: a failure here leaves nothing behind.
+      await atEndpoint(`--base ${base.ref}`, () => base.identity());
+      await atEndpoint(`--delivered ${delivered.ref}`, () => delivered.identity());
       const judge = argv.judge
-        ? await createAuditJudge(argv.judge, {
-            seed: argv.seed,
-            cacheDir: join(outDir, 'cache', 'judge'),
-            observer,
-            open: (ref, o) => openEndpoint(ref, o),
-          })
+        ? await atEndpoint(`--judge ${argv.judge}`, () =>
+            createAuditJudge(argv.judge!, {
+              seed: argv.seed,
+              cacheDir: join(outDir, 'cache', 'judge'),
+              observer,
+              open: (ref) => open('judge', ref),
+            }),
+          )
         : undefined;
       if (judge) closers.push(judge.close);
       const agentStage = argv.agent
-        ? await agentStageFor(argv.agent, { base, delivered, seed: argv.seed, openEndpoint })
+        ? await atEndpoint(`--agent ${argv.agent}`, () =>
+            agentStageFor(argv.agent!, {
+              base,
+              delivered,
+              seed: argv.seed,
+              openEndpoint: (ref) => open('agent', ref),
+            }),
+          )
         : undefined;
       const result = await runAudit({
         base,

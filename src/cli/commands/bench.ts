@@ -13,6 +13,7 @@ import { loadProbeDirs } from '../../probes/load.ts';
 import { resolveSealKey } from '../../probes/seal.ts';
 import { UserError } from '../../util/errors.ts';
 import { TOOL_VERSION } from '../../util/version.ts';
+import { atEndpoint } from '../boundary.ts';
 
 interface ZooArgs {
   zooDir?: string;
@@ -223,18 +224,20 @@ const throughputCmd: CommandModule<object, ThroughputArgs> = {
       ['promptfoo-requests', argv.promptfooRequests, 1],
     ]);
     const { sets } = loadProbeDirs(argv.probes);
-    const result = await runThroughput({
-      endpoint: argv.endpoint,
-      concurrency: argv.concurrency,
-      requests: argv.requests,
-      runs: argv.runs,
-      maxTokens: argv.maxTokens,
-      promptfooRequests: argv.promptfooRequests,
-      noPromptfoo: !argv.promptfoo,
-      sets,
-      seed: argv.seed,
-      onRun: (r) => progress(`bench throughput: run ${r + 1}/${argv.runs} done`),
-    });
+    const result = await atEndpoint(`--endpoint ${argv.endpoint}`, () =>
+      runThroughput({
+        endpoint: argv.endpoint,
+        concurrency: argv.concurrency,
+        requests: argv.requests,
+        runs: argv.runs,
+        maxTokens: argv.maxTokens,
+        promptfooRequests: argv.promptfooRequests,
+        noPromptfoo: !argv.promptfoo,
+        sets,
+        seed: argv.seed,
+        onRun: (r) => progress(`bench throughput: run ${r + 1}/${argv.runs} done`),
+      }),
+    );
     if (argv.json) writeJson(argv.json, result);
     const { raw: _raw, ...shown } = result;
     process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);

@@ -4,11 +4,11 @@ import { VllmEndpoint } from '../../endpoints/http/vllm.ts';
 import { openEndpoint, readApiKey } from '../../endpoints/open.ts';
 import { parseModelRef } from '../../endpoints/refs.ts';
 import { ExitCode } from '../../util/errors.ts';
+import { endpointOptions, type HttpFlagArgs, withHttpFlags, withKeyFlags } from '../http-flags.ts';
 
-interface DoctorArgs {
+interface DoctorArgs extends HttpFlagArgs {
   ref: string;
   json: boolean;
-  'api-key-env'?: string;
   exitCode?: number;
 }
 
@@ -17,26 +17,27 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
   command: 'doctor <ref>',
   describe: 'check an endpoint: reachability, version, models, logprobs, structured output, reasoning',
   builder: (y) =>
-    y
+    withKeyFlags(withHttpFlags(y), [])
       .positional('ref', {
         type: 'string',
         demandOption: true,
         describe: 'model reference (vllm:URL#MODEL, ...)',
       })
-      .option('json', { type: 'boolean', default: false, describe: 'print one JSON object' })
-      .option('api-key-env', { type: 'string', describe: 'environment variable holding the API key' }),
+      .option('json', { type: 'boolean', default: false, describe: 'print one JSON object' }) as never,
   handler: async (argv) => {
     const ref = parseModelRef(argv.ref, 'doctor REF');
     let report: Awaited<ReturnType<typeof diagnoseVllm>>;
+    const options = endpointOptions(argv);
     if (ref.kind === 'vllm' || ref.kind === 'hf-endpoint') {
       const ep = new VllmEndpoint({
         urls: ref.kind === 'vllm' ? ref.urls : [ref.url],
         model: ref.model,
         ref: ref.ref,
         kind: ref.kind,
-        apiKey: readApiKey(argv['api-key-env'], process.env),
+        apiKey: readApiKey(options.apiKeyEnv, process.env),
         retry: { maxAttempts: 2 },
-        timeouts: { connectMs: 5000, headersMs: 120_000, bodyMs: 120_000 },
+        timeouts: options.timeouts,
+        maxReplyBytes: options.maxReplyBytes,
         fingerprint: false,
       });
       try {
@@ -45,7 +46,7 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
         await ep.close();
       }
     } else {
-      const ep = await openEndpoint(ref, { apiKeyEnv: argv['api-key-env'], fingerprint: false });
+      const ep = await openEndpoint(ref, { ...options, fingerprint: false });
       try {
         report = await diagnoseGeneric(ep);
       } finally {
@@ -66,7 +67,8 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
     }
     if (!report.usable) {
       process.stderr.write(`probate: doctor: ${report.reason}\n`);
-      argv.exitCode = ExitCode.USAGE;
+      // Unreachable or broken is the endpoint's failure (1); a reachable server without the model is 2.
+      argv.exitCode = report.reachable && !report.model_served ? ExitCode.USAGE : ExitCode.ENDPOINT;
     }
   },
 };

@@ -4,16 +4,17 @@ import { openEndpoint } from '../../endpoints/open.ts';
 import { calibrate, defaultCalibrationStore, loadLabels, writeCalibration } from '../../judges/calibrate.ts';
 import { loadRubrics } from '../../judges/rubric.ts';
 import { UserError } from '../../util/errors.ts';
+import { atEndpoint } from '../boundary.ts';
+import { endpointOptions, type HttpFlagArgs, withHttpFlags, withKeyFlags } from '../http-flags.ts';
 
 const DEFAULT_RUBRICS = fileURLToPath(new URL('../../../judges', import.meta.url));
 
-interface CalibrateArgs {
+interface CalibrateArgs extends HttpFlagArgs {
   labels: string;
   judge: string;
   rubrics: string;
   store: string;
   cacheDir?: string;
-  apiKeyEnv?: string;
   attempts: number;
   concurrency: number;
   json: boolean;
@@ -25,7 +26,7 @@ const calibrateCommand: CommandModule<object, CalibrateArgs> = {
   command: 'calibrate',
   describe: 'Measure a judge against labelled pairs (both orders) and store the result under its identity',
   builder: (y: Argv) =>
-    y
+    withKeyFlags(withHttpFlags(y), [])
       .option('labels', {
         type: 'string',
         demandOption: true,
@@ -42,7 +43,6 @@ const calibrateCommand: CommandModule<object, CalibrateArgs> = {
         default: defaultCalibrationStore(),
         describe: 'calibration store folder',
       })
-      .option('api-key-env', { type: 'string', describe: 'environment variable holding the judge API key' })
       .option('cache-dir', { type: 'string', describe: 'cache judge verdicts by content hash here' })
       .option('attempts', {
         type: 'number',
@@ -64,16 +64,18 @@ const calibrateCommand: CommandModule<object, CalibrateArgs> = {
     }
     const labels = loadLabels(argv.labels);
     const rubrics = loadRubrics(argv.rubrics);
-    const judge = await openEndpoint(argv.judge, { apiKeyEnv: argv.apiKeyEnv });
+    const judge = await openEndpoint(argv.judge, endpointOptions(argv));
     try {
-      const record = await calibrate({
-        judge,
-        rubrics,
-        labels,
-        cacheDir: argv.cacheDir,
-        maxAttempts: argv.attempts,
-        concurrency: argv.concurrency,
-      });
+      const record = await atEndpoint(`--judge ${judge.ref}`, () =>
+        calibrate({
+          judge,
+          rubrics,
+          labels,
+          cacheDir: argv.cacheDir,
+          maxAttempts: argv.attempts,
+          concurrency: argv.concurrency,
+        }),
+      );
       const file = writeCalibration(record, argv.store);
       const m = record.metrics;
       if (argv.json) {

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
+import { incompleteReason, readRunState } from '../../ledger/run-state.ts';
 import {
   projectReport,
   REPORT_FILES,
@@ -7,6 +9,7 @@ import {
   renderReport,
   writeAllReports,
 } from '../../report/index.ts';
+import { ExitCode, UserError } from '../../util/errors.ts';
 import { gatePubOption, withGatePubOptions } from './gate.ts';
 
 interface ReportArgs {
@@ -16,6 +19,7 @@ interface ReportArgs {
   format: ReportFormat;
   write: boolean;
   policy?: string;
+  exitCode?: number;
 }
 
 /** `probate report RUN`: projects the run's ledger into a report on stdout, or writes all formats into RUN. */
@@ -43,11 +47,19 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
       }),
   handler: (argv) => {
     const opts = { gatePub: gatePubOption(argv), policyFile: argv.policy };
+    const model = projectReport(argv.run, opts);
+    // A ledger without run.start holds no audit; one without a proper run.end is rendered, but said so.
+    const state = readRunState(join(argv.run, 'ledger.sqlite'));
+    if (state.state === 'no-run')
+      throw new UserError(`${argv.run}: ${incompleteReason(state)}; nothing to report`);
     if (argv.write) {
       const paths = writeAllReports(argv.run, opts);
       process.stdout.write(`${Object.values(paths).join('\n')}\n`);
-      return;
+    } else process.stdout.write(renderReport(model, argv.format));
+    const incomplete = incompleteReason(state);
+    if (incomplete) {
+      process.stderr.write(`probate: ${argv.run}: ${incomplete}\n`);
+      argv.exitCode = ExitCode.USAGE;
     }
-    process.stdout.write(renderReport(projectReport(argv.run, opts), argv.format));
   },
 };

@@ -61,6 +61,12 @@ const rawChat = z.looseObject({
     .min(1),
 });
 
+/** A server that answered (with an HTTP status) was reached: its own message is the reason, not "cannot reach". */
+function unreachable(ref: string, err: unknown): string {
+  const status = (err as { status?: number })?.status;
+  return status === undefined ? `cannot reach ${ref}: ${oneLine(err)}` : `${ref} answered: ${oneLine(err)}`;
+}
+
 const oneLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0]!;
 
 function emptyReport(ref: string): DoctorReport {
@@ -120,7 +126,7 @@ export async function diagnoseVllm(ep: VllmEndpoint, model: string): Promise<Doc
     }
     await probeReasoning(ep, model, r);
   } catch (err) {
-    if (!r.reachable) return finish(r, `cannot reach ${ep.ref}: ${oneLine(err)}`);
+    if (!r.reachable) return finish(r, unreachable(ep.ref, err));
     r.verdict.push(`probe failed: ${oneLine(err)}`);
   }
   return finish(r);

@@ -14,8 +14,10 @@ import type {
 import { chatResponseToCompletions } from './convert.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
 import { AdaptiveLimiter } from './limiter.ts';
+import { DEFAULT_LIMITS, deadline, deadlineError, readCapped } from './limits.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
 import { chatResponseSchema } from './schemas.ts';
+import type { HttpTimeouts } from './transport.ts';
 
 export interface HfOptions {
   kind: 'hf' | 'hf-endpoint';
@@ -27,6 +29,9 @@ export interface HfOptions {
   observer?: AttemptObserver;
   concurrency?: number;
   retry?: RetryOptions;
+  /** Request deadline and idle timeout are not separate here: fetch has one deadline (`requestMs`). */
+  timeouts?: HttpTimeouts;
+  maxReplyBytes?: number;
   /** For tests and proxies; defaults to global fetch. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -118,11 +123,14 @@ export class HfEndpoint implements ModelEndpoint {
       // The library drops response headers from its errors; keep Retry-After by watching the fetch.
       let retryAfter: string | undefined;
       const baseFetch = this.opts.fetch ?? fetch;
-      const watched: typeof fetch = async (input, init) => {
-        const res = await baseFetch(input, init);
-        retryAfter = res.headers.get('retry-after') ?? undefined;
-        return res;
-      };
+      const watched: typeof fetch = (input, init) =>
+        cappedFetch(baseFetch, input, init, {
+          requestMs: this.opts.timeouts?.requestMs ?? DEFAULT_LIMITS.requestMs,
+          maxBytes: this.opts.maxReplyBytes ?? DEFAULT_LIMITS.maxReplyBytes,
+          onHeaders: (h) => {
+            retryAfter = h.get('retry-after') ?? undefined;
+          },
+        });
       try {
         const out = await (await this.client()).chatCompletion(args as never, {
           retry_on_error: false,
@@ -182,5 +190,37 @@ export class HfEndpoint implements ModelEndpoint {
 
   private report(rec: Omit<Parameters<AttemptObserver>[0], 'endpoint'>): void {
     this.opts.observer?.({ endpoint: this.ref, ...rec });
+  }
+}
+
+/**
+ * fetch under the request deadline and the reply size cap: the body is read here (capped) and handed on
+ * whole, so the library never reads an unbounded or endless reply.
+ */
+async function cappedFetch(
+  baseFetch: typeof fetch,
+  input: Parameters<typeof fetch>[0],
+  init: Parameters<typeof fetch>[1],
+  o: { requestMs: number; maxBytes: number; onHeaders: (h: Headers) => void },
+): Promise<Response> {
+  const timer = deadline(o.requestMs);
+  const signal = init?.signal ? AbortSignal.any([init.signal, timer.signal]) : timer.signal;
+  try {
+    const res = await baseFetch(input, { ...init, signal });
+    o.onHeaders(res.headers);
+    const text = res.body
+      ? await readCapped(
+          res.body as unknown as AsyncIterable<Uint8Array>,
+          o.maxBytes,
+          res.headers.get('content-length'),
+          () => void res.body?.cancel().catch(() => {}),
+        )
+      : '';
+    return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+  } catch (err) {
+    if (timer.expired()) throw deadlineError(o.requestMs);
+    throw err;
+  } finally {
+    timer.clear();
   }
 }

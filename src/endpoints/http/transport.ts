@@ -5,14 +5,17 @@ import { redactSecrets } from '../refs.ts';
 import type { AttemptObserver } from '../types.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
 import { AdaptiveLimiter } from './limiter.ts';
+import { DEFAULT_LIMITS, deadline, deadlineError, type HttpLimits, idleError, readCapped } from './limits.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
 import { sseData } from './sse.ts';
 
 export interface HttpTimeouts {
   connectMs?: number;
-  /** Non-streamed generations send headers only when done: must exceed the longest generation. */
+  /** Whole-request deadline, send to last byte (`--request-timeout`; src/endpoints/http/limits.ts). */
+  requestMs?: number;
+  /** Non-streamed generations send headers only when done: defaults to the request deadline. */
   headersMs?: number;
-  /** Longest silence inside a body (stream or not). */
+  /** Longest silence inside a body, stream or not (`--idle-timeout`): bytes must keep arriving. */
   bodyMs?: number;
   /** Below vLLM/uvicorn's 5 s keep-alive so the client never reuses a socket the server is closing. */
   keepAliveMs?: number;
@@ -28,6 +31,9 @@ export interface TransportOptions {
   /** Upper bound of requests in flight (all replicas together). Default 16. */
   concurrency?: number;
   timeouts?: HttpTimeouts;
+  /** Size caps: generation replies (`--max-reply-bytes`) and metadata (GET) replies. */
+  maxReplyBytes?: number;
+  maxMetadataBytes?: number;
   retry?: RetryOptions;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -65,6 +71,7 @@ export class HttpTransport {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly limits: HttpLimits;
   private nextTie = 0;
 
   constructor(opts: TransportOptions) {
@@ -76,6 +83,14 @@ export class HttpTransport {
     const concurrency = Math.max(1, opts.concurrency ?? 16);
     this.limiter = new AdaptiveLimiter({ max: concurrency, now: this.now });
     const t = opts.timeouts ?? {};
+    this.limits = {
+      requestMs: t.requestMs ?? DEFAULT_LIMITS.requestMs,
+      idleMs: t.bodyMs ?? DEFAULT_LIMITS.idleMs,
+      connectMs: t.connectMs ?? DEFAULT_LIMITS.connectMs,
+      maxReplyBytes: opts.maxReplyBytes ?? DEFAULT_LIMITS.maxReplyBytes,
+      maxMetadataBytes: opts.maxMetadataBytes ?? DEFAULT_LIMITS.maxMetadataBytes,
+    };
+    const limits = this.limits;
     const keepAlive = Math.min(t.keepAliveMs ?? 4000, 4900);
     this.replicas = opts.roots.map((r) => {
       const root = new URL(r);
@@ -87,9 +102,9 @@ export class HttpTransport {
           pipelining: 1,
           keepAliveTimeout: keepAlive,
           keepAliveMaxTimeout: keepAlive,
-          connectTimeout: t.connectMs ?? 10_000,
-          headersTimeout: t.headersMs ?? 600_000,
-          bodyTimeout: t.bodyMs ?? 600_000,
+          connectTimeout: limits.connectMs,
+          headersTimeout: t.headersMs ?? limits.requestMs,
+          bodyTimeout: limits.idleMs,
         }),
       };
     });
@@ -143,6 +158,7 @@ export class HttpTransport {
     await this.limiter.acquire();
     const replica = this.pick();
     replica.outstanding++;
+    const timer = deadline(this.limits.requestMs);
     try {
       const headers: Record<string, string> = {
         accept: spec.stream ? 'text/event-stream' : 'application/json',
@@ -155,9 +171,11 @@ export class HttpTransport {
         method: spec.method,
         headers,
         body: payload,
+        signal: timer.signal,
       });
-      // Always read the body fully: an unread body leaks the connection.
-      const text = await res.body.text();
+      // Always read (or destroy) the body: an unread body leaks the connection.
+      const cap = spec.method === 'GET' ? this.limits.maxMetadataBytes : this.limits.maxReplyBytes;
+      const text = await readCapped(res.body, cap, res.headers['content-length'], () => res.body.destroy());
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const retryAfter = res.headers['retry-after'];
         throw httpFailure(
@@ -178,7 +196,12 @@ export class HttpTransport {
         );
       }
       return { value: parsed.data, statusCode: res.statusCode };
+    } catch (err) {
+      if (timer.expired()) throw deadlineError(this.limits.requestMs);
+      if ((err as { code?: string })?.code === 'UND_ERR_BODY_TIMEOUT') throw idleError(this.limits.idleMs);
+      throw err;
     } finally {
+      timer.clear();
       replica.outstanding--;
       this.limiter.release();
     }

@@ -24,12 +24,12 @@ const tokenIds = z.union([z.number().int().nonnegative(), z.array(z.number().int
 
 const configSchema = z
   .object({
-    model_type: z.string({ error: 'missing model_type' }),
+    model_type: z.string(),
     n_layer: z.number().int().positive().optional(),
     num_hidden_layers: z.number().int().positive().optional(),
     n_positions: z.number().int().positive().optional(),
     max_position_embeddings: z.number().int().positive().optional(),
-    vocab_size: z.number().int().positive({ error: 'missing vocab_size' }),
+    vocab_size: z.number().int().positive(),
     eos_token_id: tokenIds,
     pad_token_id: tokenIds,
   })

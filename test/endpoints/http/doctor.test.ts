@@ -151,7 +151,7 @@ describe('probate doctor CLI', () => {
     const url = fake.url;
     await fake.close();
     const err = await run('node', ['bin/probate.js', 'doctor', `vllm:${url}#delivered`]).catch((e) => e);
-    expect(err.code).toBe(2);
+    expect(err.code).toBe(1);
     const lines = String(err.stderr)
       .trim()
       .split('\n')

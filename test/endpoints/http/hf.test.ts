@@ -52,8 +52,14 @@ describe('hf-endpoint: (dedicated endpoint via @huggingface/inference)', () => {
     expect(`${err.message}${err.stack}`).not.toContain(KEY);
   });
 
+  it('an hf: model without a key is refused at open, naming where a key comes from', async () => {
+    await expect(openEndpoint('hf:org/model', { env: {} })).rejects.toThrow(
+      /^hf:org\/model: no API key: set HF_TOKEN or name the variable holding it with --api-key-env$/,
+    );
+  });
+
   it('declares teacher-forced scoring unsupported with a clear 501 capability error', async () => {
-    const ep = await openEndpoint('hf:org/model', { env: {} });
+    const ep = await openEndpoint('hf:org/model', { env: { HF_TOKEN: 'hf_test' } });
     await expect(ep.score([{ context: 'a', continuation: 'b' }])).rejects.toMatchObject({
       status: 501,
       message: expect.stringMatching(/teacher-forced scoring .* not supported/),

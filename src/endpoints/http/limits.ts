@@ -1,0 +1,86 @@
+import { HttpEndpointError } from './errors.ts';
+
+/**
+ * Deadlines and size caps on every HTTP read (README "Deadlines and size caps"). A server that trickles
+ * one byte a second, or answers 100 MB, must fail the request, never hang the audit or fill the ledger.
+ */
+export interface HttpLimits {
+  /** Whole request, from sending to the last body byte (`--request-timeout`). */
+  requestMs: number;
+  /** Longest silence while headers or body bytes are awaited (`--idle-timeout`). */
+  idleMs: number;
+  /** TCP connect (`--connect-timeout`). */
+  connectMs: number;
+  /** Largest generation reply accepted (`--max-reply-bytes`); more is a `truncated` failure. */
+  maxReplyBytes: number;
+  /** Largest metadata reply (`/version`, `/v1/models`, `/tokenize`). */
+  maxMetadataBytes: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<HttpLimits> = {
+  requestMs: 120_000,
+  idleMs: 30_000,
+  connectMs: 10_000,
+  maxReplyBytes: 8 * 1024 * 1024,
+  maxMetadataBytes: 1024 * 1024,
+};
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
+
+/** An abort signal that fires after `ms`; `clear` stops the timer once the request is done. */
+export function deadline(ms: number): { signal: AbortSignal; clear: () => void; expired: () => boolean } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(deadlineError(ms)), ms);
+  timer.unref?.();
+  return {
+    signal: controller.signal,
+    clear: () => clearTimeout(timer),
+    expired: () => controller.signal.aborted,
+  };
+}
+
+export function deadlineError(ms: number): HttpEndpointError {
+  return new HttpEndpointError('timeout', `no complete reply within ${seconds(ms)} (--request-timeout)`);
+}
+
+export function idleError(ms: number): HttpEndpointError {
+  return new HttpEndpointError(
+    'timeout',
+    `no bytes for ${seconds(ms)} while waiting for the reply (--idle-timeout)`,
+  );
+}
+
+/**
+ * Reads a body as UTF-8, at most `maxBytes`: a longer one (announced or actual) is destroyed and fails as
+ * `truncated`, so an oversized reply is never parsed, stored or counted as a reply.
+ */
+export async function readCapped(
+  body: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  announced: string | string[] | null | undefined,
+  stop: () => void,
+): Promise<string> {
+  const length = Number(Array.isArray(announced) ? announced[0] : (announced ?? undefined));
+  if (Number.isFinite(length) && length > maxBytes) {
+    stop();
+    throw tooLarge(maxBytes, `announced ${length} bytes`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      stop();
+      throw tooLarge(maxBytes, `more than ${maxBytes} bytes arrived`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function tooLarge(maxBytes: number, what: string): HttpEndpointError {
+  return new HttpEndpointError(
+    'truncated',
+    `reply over the ${maxBytes}-byte cap (${what}; --max-reply-bytes): cut off, not used`,
+  );
+}

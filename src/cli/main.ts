@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
     .fail((msg, err) => {
       // yargs calls this for parse errors (msg) and for errors thrown by handlers (err).
       if (err) throw err;
-      throw new UserError(parseErrorLine(msg ?? 'invalid arguments'));
+      throw new UserError(parseErrorLine(msg ?? 'invalid arguments', argv));
     })
     .help()
     // main() returns the exit code; it never ends the process itself (tests call it in-process).
@@ -47,7 +47,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** yargs' own messages, on one line; a bad choice says which flag, what was given and what is allowed. */
-function parseErrorLine(msg: string): string {
+function parseErrorLine(msg: string, argv: string[]): string {
+  const suggestion = /^Did you mean (\S+)\?$/.exec(msg.trim());
+  if (suggestion) return `unknown command "${argv[0]}"; did you mean ${suggestion[1]}?`;
   const choice = /Invalid values:\s*Argument: (\S+), Given: (.+?), Choices: (.+)$/s.exec(msg);
   if (choice) return `--${choice[1]}: ${choice[2]} is not allowed; expected one of ${oneLine(choice[3]!)}`;
   return oneLine(msg);

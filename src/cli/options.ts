@@ -33,6 +33,8 @@ export const NUMBER_BOUNDS: Readonly<Record<string, Bound>> = {
 };
 
 interface DeclaredOptions {
+  /** Every declared option (including choices-only ones), as keys. */
+  key?: Record<string, unknown>;
   array?: string[];
   number?: string[];
   string?: string[];
@@ -45,7 +47,7 @@ interface DeclaredOptions {
  */
 export function checkOptions(argv: Record<string, unknown>, declared: DeclaredOptions): void {
   const arrays = new Set(declared.array ?? []);
-  for (const name of [...(declared.string ?? []), ...(declared.number ?? []), ...(declared.boolean ?? [])]) {
+  for (const name of Object.keys(declared.key ?? {})) {
     const v = argv[name];
     if (Array.isArray(v) && !arrays.has(name))
       throw new UserError(`--${name}: given ${v.length} times; expected it once`);

@@ -1,5 +1,5 @@
+import type { LedgerRecord } from '../contracts/records.ts';
 import { Ledger } from './ledger.ts';
-import type { LedgerRecord } from './records.ts';
 
 /**
  * Whether a ledger holds a finished audit. A run is complete when its last `run.start` is followed by a

@@ -9,7 +9,7 @@ import { Ledger } from '../../src/ledger/ledger.ts';
 import { readRunState } from '../../src/ledger/run-state.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
-import { ToyModel } from './toy.ts';
+import { ToyModel } from '../../src/testing/toy-model.ts';
 
 const { sets } = loadProbeDirs(['probes/reasoning/dev.yaml']);
 const options = (outDir: string, base: ToyModel, delivered: ToyModel, extra: Partial<AuditOptions> = {}) =>

@@ -7,7 +7,7 @@ import { HttpEndpointError } from '../../../src/endpoints/http/errors.ts';
 import { DEFAULT_LIMITS } from '../../../src/endpoints/http/limits.ts';
 import { VllmEndpoint } from '../../../src/endpoints/http/vllm.ts';
 import type { AttemptRecord } from '../../../src/endpoints/types.ts';
-import { startFakeVllm } from '../../helpers/fake-vllm.ts';
+import { startFakeVllm } from '../../../src/testing/fake-vllm.ts';
 import { type HostileServer, type Script, startHostileServer } from '../../helpers/hostile-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];

@@ -179,7 +179,7 @@ add('other commands: flags', [
   },
   {
     name: 'gate serve --port -1',
-    args: ['gate', 'serve', '--gate', '{T}', '--port', '-1'],
+    args: ['gate', 'serve', '--gate', '{T}', '--runs-root', '{T}', '--port', '-1'],
     code: 2,
     line: /^--port: -1 is out of range/,
   },

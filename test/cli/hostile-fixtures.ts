@@ -15,7 +15,7 @@ const sparse = (file: string, bytes: number) => {
 function ledgerWith(dir: string, records: Array<[Parameters<Ledger['append']>[0], unknown]>): void {
   mkdirSync(dir, { recursive: true });
   const ledger = Ledger.open(join(dir, 'ledger.sqlite'));
-  for (const [kind, payload] of records) ledger.append(kind, payload);
+  for (const [kind, payload] of records) ledger.append(kind, payload as never);
   ledger.close();
 }
 

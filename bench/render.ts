@@ -132,6 +132,37 @@ const sections: Record<string, () => string> = {
       ...ratios,
     ].join('\n');
   },
+  faults: () => {
+    const r = load('faults.json');
+    if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/faults.ts`._';
+    const names = Object.keys(r.seconds);
+    const done = (n: string) =>
+      (r.raw[n] as Loose[]).map((x) => `${x.exchanges - x.failed}/${x.exchanges}`).join(', ');
+    const att = (n: string) =>
+      (r.raw[n] as Loose[])
+        .map((x) => `${x.attempts.ok}/${x.attempts.failed}/${x.attempts.hedges}`)
+        .join(', ');
+    const rows = names.map(
+      (n) =>
+        `| ${n} | ${s(r.seconds[n], ' s')} | ${s(r.exchanges_per_s[n])} | ${done(n)} | ${att(n)} | ${(r.raw[n] as Loose[]).every((x) => x.ledger_verified) ? 'yes' : '**no**'} |`,
+    );
+    const ratios = Object.entries(r.ratios as Record<string, Loose>).map(
+      ([k, v]) => `| ${k} | ${v.goal} | ${v.spread ? s(v.spread, '×') : '–'} | ${met(v.met)} |`,
+    );
+    const st = r.settings;
+    return [
+      provenance(r),
+      `Load average when it ran (1/5/15 min): ${r.load.uptime.join(' / ')}. ${st.samples} samples per probe, runner concurrency ${st.concurrency} groups, ${st.httpConcurrency} HTTP requests in flight per model, streamed chats; replicas in the three-replica scenarios take ${st.latencyMs} ms per generation, ${st.slots} at a time. ${st.runs} runs, scenarios rotated; median (min–max).`,
+      '',
+      '| scenario | wall | exchanges/s | exchanges answered | attempts ok/failed/hedges | ledger verifies |',
+      '|---|---|---|---|---|---|',
+      ...rows,
+      '',
+      '| ratio (same run) | goal | median (min–max) | result |',
+      '|---|---|---|---|',
+      ...ratios,
+    ].join('\n');
+  },
   engine: () => {
     const r = load('engine.json');
     if (!r) return '_Not run yet: `node --import tsx bench/engine.ts`._';

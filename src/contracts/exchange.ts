@@ -28,6 +28,7 @@ export const FAILURE_KINDS = [
   'invalid_response',
   'truncated',
   'engine',
+  'cancelled',
 ] as const satisfies readonly FailureKind[];
 const everyFailureKind: Exclude<FailureKind, (typeof FAILURE_KINDS)[number]> extends never ? true : never =
   true;

@@ -39,6 +39,10 @@ export const attemptPayloadSchema = z.object({
   ok: z.boolean(),
   failure: z.object({ kind: z.enum(FAILURE_KINDS), message: z.string() }).optional(),
   requestHash: z.string(),
+  /** Position of the replica in `vllm:URL1,URL2,...#MODEL` (several replicas only). */
+  replica: z.number().int().optional(),
+  /** A hedge: sent while the first attempt was far slower than its peers. */
+  hedge: z.boolean().optional(),
 });
 
 /** `judge`: the judge's verdict on one exchange, with the evidence behind it. */

@@ -131,6 +131,8 @@ export type FailureKind =
   | 'invalid_response'
   /** The reply exceeded the size cap and was cut off unread. */
   | 'truncated'
+  /** Abandoned: its hedged twin answered first. */
+  | 'cancelled'
   | 'engine';
 
 export class EndpointError extends Error {
@@ -157,6 +159,10 @@ export interface AttemptRecord {
   failure?: { kind: FailureKind; message: string };
   /** sha256 of the request as sent (method, path, serialised body): equal across retries of one request. */
   requestHash: string;
+  /** Which replica (position in `vllm:URL1,URL2,...`) the attempt went to, when there are several. */
+  replica?: number;
+  /** A hedge: a second attempt sent while the first was still slower than its peers. */
+  hedge?: boolean;
 }
 
 export type AttemptObserver = (record: AttemptRecord) => void;

@@ -25,7 +25,35 @@ export type Fault =
   | { kind: 'garbage' } // HTTP 200 with a body that is not a completion
   | { kind: 'echo_auth' }; // 400 whose message echoes the Authorization header (a leaky proxy)
 
+/**
+ * Random faults at fixed rates, independent of load (a flaky proxy, not an overloaded server), drawn from a
+ * seeded generator per generation request. The issue-16 profile: 503 with Retry-After 1 (1/7), a 3 s stall
+ * (1/13), a body cut mid-way (1/11), a stream ending in an error event (1/5 of streams).
+ */
+export interface FaultProfile {
+  p503?: number;
+  retryAfter?: string;
+  pStall?: number;
+  stallMs?: number;
+  pReset?: number;
+  pSseError?: number;
+  seed?: number;
+}
+
+export const FLAKY_PROFILE: FaultProfile = {
+  p503: 1 / 7,
+  retryAfter: '1',
+  pStall: 1 / 13,
+  stallMs: 3000,
+  pReset: 1 / 11,
+  pSseError: 1 / 5,
+};
+
 export interface FakeVllmOptions {
+  /** Random faults at fixed rates (after any scripted `faults`). */
+  profile?: FaultProfile;
+  /** Listen on this port (a replica brought back where it was). Default: any free port. */
+  port?: number;
   /** `GET /version`; null answers 404 (a compatible server without it). Default '0.12.0'. */
   version?: string | null;
   /** Default: flat before 0.10.1, else nested. */
@@ -49,6 +77,11 @@ export interface FakeVllmOptions {
   latencyMs?: number;
   /** More generations in flight than this get a 429. */
   maxConcurrent?: number;
+  /**
+   * Generations processed at once (a GPU's batch); more wait in a FIFO queue, as in vLLM's waiting queue.
+   * With `latencyMs` this gives the server a capacity in requests per second.
+   */
+  slots?: number;
   faults?: Fault[];
 }
 
@@ -73,9 +106,33 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
   const reasoningField = opts.reasoningField === undefined ? 'reasoning' : opts.reasoningField;
   const structured = opts.structured ?? ['structured_outputs', 'response_format'];
   const faults = [...(opts.faults ?? [])];
+  const profile = opts.profile;
+  let rng = (profile?.seed ?? 1) >>> 0 || 1;
+  const draw = () => {
+    // xorshift32: reproducible fault sequences for a given seed.
+    rng ^= rng << 13;
+    rng ^= rng >>> 17;
+    rng ^= rng << 5;
+    return (rng >>> 0) / 2 ** 32;
+  };
+  const drawFault = (streamed: boolean): Fault | undefined => {
+    if (!profile) return undefined;
+    // One draw per kind, so each rate holds on its own (a request can only show the first that hits).
+    const hit503 = draw() < (profile.p503 ?? 0);
+    const hitStall = draw() < (profile.pStall ?? 0);
+    const hitReset = draw() < (profile.pReset ?? 0);
+    const hitSse = draw() < (profile.pSseError ?? 0);
+    if (hit503) return { kind: 'status', status: 503, retryAfter: profile.retryAfter };
+    if (hitStall) return { kind: 'stall', ms: profile.stallMs ?? 3000 };
+    if (streamed && hitSse) return { kind: 'sse_error' };
+    if (hitReset) return { kind: 'reset' };
+    return undefined;
+  };
   const requests: FakeVllm['requests'] = [];
   const stats = { generations: 0, peakInFlight: 0, rejected: 0 };
   let inFlight = 0;
+  let busy = 0;
+  const queue: Array<() => void> = [];
 
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -98,7 +155,7 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
   };
 
   async function generate(req: IncomingMessage, res: ServerResponse, path: string, body: Body) {
-    const fault = faults.shift();
+    const fault = faults.shift() ?? drawFault(Boolean(body.stream));
     if (fault?.kind === 'status') {
       return error(
         res,
@@ -124,7 +181,19 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
       stats.rejected++;
       return error(res, 429, 'too many requests');
     }
-    if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
+    if (opts.slots !== undefined) {
+      if (busy >= opts.slots) await new Promise<void>((r) => queue.push(r));
+      else busy++;
+    }
+    try {
+      if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
+    } finally {
+      if (opts.slots !== undefined) {
+        const next = queue.shift();
+        if (next) next();
+        else busy--;
+      }
+    }
     if (body.prompt_logprobs !== undefined && opts.noPromptLogprobs)
       return error(res, 400, 'prompt_logprobs unsupported');
     if (body.chat_template_kwargs !== undefined && opts.rejectTemplateKwargs)
@@ -206,7 +275,8 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
       total_tokens: promptIds.length + completionTokens,
       prompt_tokens_details: null,
     };
-    if (body.stream) return stream(res, chat, choices, usage, fault?.kind === 'sse_error');
+    if (body.stream)
+      return stream(res, chat, choices, usage, fault?.kind === 'sse_error', fault?.kind === 'reset');
     if (fault?.kind === 'reset') {
       const full = JSON.stringify({ id: 'x', object: 'chat.completion', choices, usage });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
@@ -225,7 +295,14 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
     });
   }
 
-  function stream(res: ServerResponse, chat: boolean, choices: Loose[], usage: unknown, failMidway: boolean) {
+  function stream(
+    res: ServerResponse,
+    chat: boolean,
+    choices: Loose[],
+    usage: unknown,
+    failMidway: boolean,
+    cut = false,
+  ) {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const c of choices) {
       const delta = chat
@@ -239,6 +316,10 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
         ? { index: c.index, delta, finish_reason: null }
         : { index: c.index, text: c.text, finish_reason: null };
       res.write(`data: ${JSON.stringify({ object: 'chunk', choices: [chunk] })}\n\n`);
+      if (cut) {
+        setTimeout(() => res.socket?.destroy(), 5);
+        return;
+      }
       if (failMidway) {
         res.write(
           `data: ${JSON.stringify({ error: { message: 'engine died mid-stream', type: 'InternalServerError', code: 500 } })}\n\n`,
@@ -307,7 +388,7 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
     }
     error(res, 404, `no route ${path}`);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,

@@ -119,7 +119,7 @@ export class HfEndpoint implements ModelEndpoint {
     for (let attempt = 1; ; attempt++) {
       const startedAt = Date.now();
       const t0 = performance.now();
-      await this.limiter.acquire();
+      const inFlight = await this.limiter.acquire();
       // The library drops response headers from its errors; keep Retry-After by watching the fetch.
       let retryAfter: string | undefined;
       const baseFetch = this.opts.fetch ?? fetch;
@@ -137,6 +137,7 @@ export class HfEndpoint implements ModelEndpoint {
           fetch: watched,
         });
         this.limiter.onSuccess(performance.now() - t0, (out.usage?.completion_tokens ?? 0) + 1);
+        this.limiter.onOutcome(inFlight, false);
         this.report({
           attempt,
           startedAt,
@@ -157,7 +158,7 @@ export class HfEndpoint implements ModelEndpoint {
           failure: { kind: failure.kind, message: failure.message },
           requestHash,
         });
-        if (failure.status === 429 || failure.status === 503) this.limiter.onOverload();
+        this.limiter.onOutcome(inFlight, failure.status === 429 || failure.status === 503);
         const delay = nextDelay(policy, failure, attempt, random);
         if (delay === undefined) throw failure.withAttempts(attempt);
         await sleep(delay);

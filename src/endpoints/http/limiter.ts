@@ -1,17 +1,31 @@
+import { type CapacityOptions, CapacitySignal } from './capacity.ts';
+
 /**
- * Client-side in-flight cap with adaptive concurrency (AIMD): the limit halves on overload signals
- * (429/503) and shrinks by one when latency rises well above its observed baseline; it grows back by one
- * after a full window (`limit` successes in a row) of healthy replies. vLLM batches continuously, so the
- * client wants as many requests in flight as the server can take, and no more.
+ * Client-side in-flight cap that follows the server's capacity without chasing noise (after Netflix's
+ * Gradient2 and Envoy's adaptive concurrency filter: latency is the capacity signal, not every error).
+ *
+ * - Latency gradient: the limit moves towards `limit × clamp(tolerance × long / short, ½, 1) + √limit`, smoothed,
+ *   where `short` is the median cost-normalised latency of the last few replies and `long` a slow average.
+ *   A median ignores the odd stalled reply, and the limit never goes below `floor` on latency alone, so random
+ *   stalls cannot ratchet it down.
+ * - Refusals (429/503): a cut (×0.7, once per cooldown, down to `min`) only when they rise with concurrency
+ *   (`CapacitySignal`); a steady fault rate independent of load leaves the limit alone. The refused request's
+ *   own wait (Retry-After) is the caller's and holds no slot.
  */
 export interface LimiterOptions {
   /** Upper bound (and starting point) of the in-flight limit. */
   max: number;
+  /** Lowest limit a capacity signal can cut to. Default 1. */
   min?: number;
-  /** Latency above `latencyFactor` × baseline counts as congestion. Default 3. */
-  latencyFactor?: number;
-  /** After a decrease, further overload signals within this many ms are treated as the same event. */
+  /** Lowest limit latency alone can push to. Default ceil(max / 4). */
+  floor?: number;
+  /** Latency up to this multiple of the long-term average is not congestion. Default 2. */
+  tolerance?: number;
+  /** Replies in the short (median) window. Default 15. */
+  shortWindow?: number;
+  /** After a capacity cut, further cuts within this many ms are the same event. */
   cooldownMs?: number;
+  capacity?: CapacityOptions;
   now?: () => number;
 }
 
@@ -21,39 +35,61 @@ export class AdaptiveLimiter {
   private readonly waiters: Array<() => void> = [];
   private readonly min: number;
   private readonly max: number;
-  private readonly latencyFactor: number;
+  private readonly floor: number;
+  private readonly tolerance: number;
   private readonly cooldownMs: number;
   private readonly now: () => number;
-  private successesSinceChange = 0;
-  private lastDecreaseAt = Number.NEGATIVE_INFINITY;
-  /** Smoothed latency per unit of work and its slowly rising floor. */
-  private ewma: number | undefined;
-  private baseline: number | undefined;
+  private readonly capacity: CapacitySignal;
+  private readonly recent: number[] = [];
+  private readonly shortWindow: number;
+  private longRtt: number | undefined;
+  private lastCutAt = Number.NEGATIVE_INFINITY;
+  /** A running experiment: the limit before it and the refusal rate that prompted it. */
+  private experiment: { before: number; rate: number } | undefined;
+  private experimentGap = 1;
+  private quietWindows = 0;
+  /** Where the server refused for capacity; latency may not grow the limit past it (it rises per window). */
+  private ceiling: number;
 
   constructor(opts: LimiterOptions) {
     this.max = Math.max(1, Math.floor(opts.max));
     this.min = Math.max(1, Math.min(this.max, Math.floor(opts.min ?? 1)));
+    this.floor = Math.max(this.min, Math.min(this.max, Math.floor(opts.floor ?? Math.ceil(this.max / 4))));
     this.current = this.max;
-    this.latencyFactor = opts.latencyFactor ?? 3;
+    this.ceiling = this.max;
+    this.tolerance = opts.tolerance ?? 2;
+    this.shortWindow = Math.max(3, opts.shortWindow ?? 15);
     this.cooldownMs = opts.cooldownMs ?? 1000;
+    this.capacity = new CapacitySignal(opts.capacity);
     this.now = opts.now ?? Date.now;
   }
 
+  /** The whole-request limit (fractional internally; requests are whole). */
   get limit(): number {
-    return this.current;
+    return Math.max(1, Math.floor(this.current));
   }
 
   get active(): number {
     return this.inFlight;
   }
 
-  /** Resolves when a slot is free; the caller must call `release()` exactly once afterwards. */
-  async acquire(): Promise<void> {
-    if (this.inFlight < this.current && this.waiters.length === 0) {
-      this.inFlight++;
-      return;
-    }
+  /**
+   * Resolves when a slot is free, with the number of requests in flight once this one is counted; the
+   * caller must call `release()` exactly once afterwards.
+   */
+  async acquire(): Promise<number> {
+    if (this.inFlight < this.limit && this.waiters.length === 0) return ++this.inFlight;
     await new Promise<void>((resolve) => this.waiters.push(resolve));
+    return this.inFlight;
+  }
+
+  /**
+   * A slot only if one is free now, counting `allowance` slots above the limit (hedges must not queue behind
+   * the requests they would help, and their number is bounded by the hedge budget, not the limit).
+   */
+  tryAcquire(allowance = 0): number | undefined {
+    if (this.inFlight < this.limit + allowance) return ++this.inFlight;
+    return undefined;
   }
 
   release(): void {
@@ -64,41 +100,80 @@ export class AdaptiveLimiter {
   /** A healthy reply; `cost` normalises latency by work done (e.g. tokens + 1). */
   onSuccess(latencyMs: number, cost = 1): void {
     const perUnit = latencyMs / Math.max(1, cost);
-    this.ewma = this.ewma === undefined ? perUnit : 0.8 * this.ewma + 0.2 * perUnit;
-    // The baseline follows improvements at once and degradations only very slowly.
-    this.baseline =
-      this.baseline === undefined ? perUnit : Math.min(this.ewma, this.baseline * 1.01 + 0.01 * perUnit);
-    if (this.baseline > 0 && this.ewma > this.latencyFactor * this.baseline) {
-      // Congested: shrink (once per cooldown) and never count it towards recovery.
-      if (this.inCooldownPassed()) this.setLimit(this.current - 1);
-      return;
+    this.recent.push(perUnit);
+    if (this.recent.length > this.shortWindow) this.recent.shift();
+    if (this.recent.length < this.shortWindow) return;
+    const short = median(this.recent);
+    this.longRtt = this.longRtt === undefined ? short : 0.95 * this.longRtt + 0.05 * short;
+    // A long average far above the present (the server got faster) is let go quickly, as Gradient2 does.
+    if (this.longRtt > 2 * short) this.longRtt = 0.9 * this.longRtt + 0.1 * short;
+    const gradient = short <= 0 ? 1 : Math.max(0.5, Math.min(1, (this.tolerance * this.longRtt) / short));
+    const target = this.current * gradient + Math.sqrt(this.current);
+    if (this.experiment) return; // the experiment's limit holds for its window
+    this.setLimit(Math.min(this.ceiling, 0.8 * this.current + 0.2 * target), this.floor);
+  }
+
+  /**
+   * Every finished generation request: `inFlightAtSend` as returned by acquire, `refused` for 429/503.
+   * Returns true when this outcome cut the limit.
+   *
+   * A window whose concurrency varied is judged directly (refusals rising with concurrency: cut). A window
+   * at a pegged limit with refusals cannot tell load from flakiness, so the next window runs as an
+   * experiment at 60% of the limit: if refusals fall clearly, it was capacity and the cut stays; if not,
+   * the limit is restored and the next experiment waits twice as long (up to 16 windows), so a steady fault
+   * rate costs at most a few percent of throughput.
+   */
+  onOutcome(inFlightAtSend: number, refused: boolean): boolean {
+    const w = this.capacity.record(inFlightAtSend, refused);
+    if (!w) return false;
+    if (this.experiment) {
+      const { before, rate } = this.experiment;
+      this.experiment = undefined;
+      if (w.rate <= rate * 0.6 && rate - w.rate >= 0.05) {
+        this.experimentGap = 1;
+        this.lastCutAt = this.now();
+        this.ceiling = this.current;
+        return true; // the refusals followed the load: keep the lower limit
+      }
+      this.setLimit(Math.max(this.current, before), this.current);
+      this.quietWindows = 0;
+      this.experimentGap = Math.min(16, this.experimentGap * 2);
+      return false;
     }
-    this.successesSinceChange++;
-    if (this.successesSinceChange >= this.current && this.current < this.max) this.setLimit(this.current + 1);
+    if (w.rising) return this.cut();
+    // A window without a capacity signal lets the ceiling rise by one (additive increase).
+    this.ceiling = Math.min(this.max, this.ceiling + 1);
+    this.quietWindows++;
+    if (!w.spread && w.rate >= 0.05 && this.quietWindows >= this.experimentGap && this.current > this.min) {
+      this.experiment = { before: this.current, rate: w.rate };
+      this.setLimit(this.current * 0.6, this.min);
+    }
+    return false;
   }
 
-  /** 429 / 503: the server says it is overloaded. */
-  onOverload(): void {
-    if (!this.inCooldownPassed()) return;
-    this.setLimit(Math.floor(this.current / 2));
+  private cut(): boolean {
+    if (this.now() - this.lastCutAt < this.cooldownMs) return false;
+    this.lastCutAt = this.now();
+    this.setLimit(this.current * 0.7, this.min);
+    this.ceiling = this.current;
+    return true;
   }
 
-  private inCooldownPassed(): boolean {
-    return this.now() - this.lastDecreaseAt >= this.cooldownMs;
-  }
-
-  private setLimit(next: number): void {
-    const clamped = Math.max(this.min, Math.min(this.max, next));
-    if (clamped < this.current) this.lastDecreaseAt = this.now();
-    this.current = clamped;
-    this.successesSinceChange = 0;
+  private setLimit(next: number, lowest: number): void {
+    this.current = Math.max(Math.min(lowest, this.current), Math.min(this.max, next));
     this.drain();
   }
 
   private drain(): void {
-    while (this.inFlight < this.current && this.waiters.length > 0) {
+    while (this.inFlight < this.limit && this.waiters.length > 0) {
       this.inFlight++;
       this.waiters.shift()?.();
     }
   }
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }

@@ -28,7 +28,13 @@ export const DEFAULT_LIMITS: Readonly<HttpLimits> = {
 const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
 
 /** An abort signal that fires after `ms`; `clear` stops the timer once the request is done. */
-export function deadline(ms: number): { signal: AbortSignal; clear: () => void; expired: () => boolean } {
+export function deadline(ms: number): {
+  signal: AbortSignal;
+  clear: () => void;
+  expired: () => boolean;
+  /** Ends the request early for another reason (a lost hedge race); the caller knows which. */
+  abort: () => void;
+} {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(deadlineError(ms)), ms);
   timer.unref?.();
@@ -36,6 +42,7 @@ export function deadline(ms: number): { signal: AbortSignal; clear: () => void; 
     signal: controller.signal,
     clear: () => clearTimeout(timer),
     expired: () => controller.signal.aborted,
+    abort: () => controller.abort(),
   };
 }
 

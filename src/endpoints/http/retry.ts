@@ -1,7 +1,10 @@
 import type { HttpEndpointError } from './errors.ts';
 
 export interface RetryOptions {
-  /** Total attempts including the first. Default 4. */
+  /**
+   * Total attempts including the first. Default 12: on a server that fails two streams in five (503s, stalls,
+   * cut bodies, error events) eight attempts would still lose about one stream in a thousand.
+   */
   maxAttempts?: number;
   /** Base of the exponential backoff. Default 500 ms. */
   baseDelayMs?: number;
@@ -15,7 +18,7 @@ export type RetryPolicy = Required<RetryOptions>;
 
 export function retryPolicy(opts: RetryOptions = {}): RetryPolicy {
   return {
-    maxAttempts: Math.max(1, opts.maxAttempts ?? 4),
+    maxAttempts: Math.max(1, opts.maxAttempts ?? 12),
     baseDelayMs: opts.baseDelayMs ?? 500,
     maxDelayMs: opts.maxDelayMs ?? 20_000,
     maxRetryAfterMs: opts.maxRetryAfterMs ?? 60_000,
@@ -23,8 +26,11 @@ export function retryPolicy(opts: RetryOptions = {}): RetryPolicy {
 }
 
 /**
- * How long to wait before attempt `attempt + 1`, or undefined to stop. Full-jitter exponential backoff;
- * a server's `Retry-After` is a floor (plus up to 10% jitter so replicas of one client do not stampede).
+ * How long to wait before attempt `attempt + 1`, or undefined to stop. A server's `Retry-After` is a floor
+ * (plus up to 10% jitter so replicas of one client do not stampede). A refusal or server error without one
+ * backs off exponentially (full jitter): that is the server asking for less. A cut connection or a broken
+ * stream says nothing about load (the limiter watches load); it is retried soon, on another connection or
+ * replica, with a short linear jitter, so a steady fault rate does not turn into a tail of long sleeps.
  */
 export function nextDelay(
   policy: RetryPolicy,
@@ -37,6 +43,8 @@ export function nextDelay(
     if (failure.retryAfterMs > policy.maxRetryAfterMs) return undefined;
     return failure.retryAfterMs + random() * 0.1 * failure.retryAfterMs;
   }
+  if (failure.kind === 'connection' || failure.kind === 'stream_error')
+    return random() * Math.min(policy.maxDelayMs, 2000, policy.baseDelayMs * attempt);
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return random() * ceiling;
 }

@@ -1,11 +1,13 @@
-import { Pool } from 'undici';
 import type { z } from 'zod';
 import { sha256Hex } from '../../util/hash.ts';
 import { redactSecrets } from '../refs.ts';
 import type { AttemptObserver } from '../types.ts';
+import type { BreakerOptions } from './breaker.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
+import { Cancel, type HedgeOptions, HedgePolicy } from './hedge.ts';
 import { AdaptiveLimiter } from './limiter.ts';
 import { DEFAULT_LIMITS, deadline, deadlineError, type HttpLimits, idleError, readCapped } from './limits.ts';
+import { type Replica, ReplicaSet } from './replicas.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
 import { sseData } from './sse.ts';
 
@@ -35,15 +37,12 @@ export interface TransportOptions {
   maxReplyBytes?: number;
   maxMetadataBytes?: number;
   retry?: RetryOptions;
+  /** Second attempts for generations slower than their peers; `false` turns hedging off. */
+  hedge?: HedgeOptions | false;
+  breaker?: BreakerOptions;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   now?: () => number;
-}
-
-interface Replica {
-  root: URL;
-  pool: Pool;
-  outstanding: number;
 }
 
 export interface RequestSpec<T> {
@@ -58,21 +57,36 @@ export interface RequestSpec<T> {
   cost?: (value: T) => number;
 }
 
+type Outcome<T> =
+  | { ok: true; value: T; replica: Replica }
+  | { ok: false; failure: HttpEndpointError; replica: Replica };
+
+/** The shared parts of one logical request's attempts. */
+interface Call<T> {
+  spec: RequestSpec<T>;
+  payload: string | undefined;
+  requestHash: string;
+  key: string;
+  attempts: number;
+}
+
 /**
- * One model's HTTP transport: bounded undici pools per replica, least-outstanding replica choice, an
- * adaptive in-flight cap, bounded retries on 429/5xx/connection errors, and one AttemptRecord per attempt.
- * A failed exchange always ends as a thrown HttpEndpointError, never as a reply.
+ * One model's HTTP transport: undici pools per replica behind circuit breakers, least-outstanding replica
+ * choice, an adaptive in-flight cap, bounded retries on 429/5xx/connection errors (elsewhere when another
+ * replica admits), hedged second attempts for generations slower than their peers, and one AttemptRecord
+ * per attempt, hedges and abandoned twins included. A failed exchange always ends as a thrown
+ * HttpEndpointError, never as a reply.
  */
 export class HttpTransport {
   readonly limiter: AdaptiveLimiter;
-  private readonly replicas: Replica[];
+  readonly replicaSet: ReplicaSet;
   private readonly opts: TransportOptions;
   private readonly policy;
+  private readonly hedging: HedgePolicy | undefined;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly limits: HttpLimits;
-  private nextTie = 0;
 
   constructor(opts: TransportOptions) {
     this.opts = opts;
@@ -82,6 +96,7 @@ export class HttpTransport {
     this.now = opts.now ?? Date.now;
     const concurrency = Math.max(1, opts.concurrency ?? 16);
     this.limiter = new AdaptiveLimiter({ max: concurrency, now: this.now });
+    this.hedging = opts.hedge === false ? undefined : new HedgePolicy(opts.hedge);
     const t = opts.timeouts ?? {};
     this.limits = {
       requestMs: t.requestMs ?? DEFAULT_LIMITS.requestMs,
@@ -92,73 +107,180 @@ export class HttpTransport {
     };
     const limits = this.limits;
     const keepAlive = Math.min(t.keepAliveMs ?? 4000, 4900);
-    this.replicas = opts.roots.map((r) => {
-      const root = new URL(r);
-      return {
-        root,
-        outstanding: 0,
-        pool: new Pool(root.origin, {
-          connections: concurrency,
-          pipelining: 1,
-          keepAliveTimeout: keepAlive,
-          keepAliveMaxTimeout: keepAlive,
-          connectTimeout: limits.connectMs,
-          headersTimeout: t.headersMs ?? limits.requestMs,
-          bodyTimeout: limits.idleMs,
-        }),
-      };
-    });
+    this.replicaSet = new ReplicaSet(
+      opts.roots,
+      {
+        // A hedge may need a connection while every one of a replica's is busy.
+        connections: concurrency + 4,
+        keepAliveMs: keepAlive,
+        connectMs: limits.connectMs,
+        headersMs: t.headersMs ?? limits.requestMs,
+        bodyMs: limits.idleMs,
+      },
+      { now: this.now, ...opts.breaker },
+    );
   }
 
   /** Outstanding requests per replica (for balancing checks and doctor). */
   outstanding(): number[] {
-    return this.replicas.map((r) => r.outstanding);
+    return this.replicaSet.replicas.map((r) => r.outstanding);
   }
 
   /** Runs a request with retries; every attempt reaches the observer. */
   async request<T>(spec: RequestSpec<T>): Promise<T> {
-    // Serialised once: the bytes sent on every attempt are the bytes hashed.
+    // Serialised once: the bytes sent on every attempt are the bytes hashed (a retried stream keeps its seed).
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const requestHash = sha256Hex(`${spec.method} ${spec.path}\n${payload ?? ''}`);
-    for (let attempt = 1; ; attempt++) {
-      const startedAt = this.now();
-      const started = performance.now();
-      let status: number | undefined;
-      try {
-        const { value, statusCode } = await this.once(spec, payload);
-        status = statusCode;
-        const durationMs = performance.now() - started;
-        // Only generations inform the latency baseline; metadata calls would make it meaninglessly low.
-        if (spec.cost) this.limiter.onSuccess(durationMs, spec.cost(value));
-        this.report({ attempt, startedAt, durationMs, status, ok: true, requestHash });
-        return value;
-      } catch (err) {
-        const failure = this.redact(transportFailure(err));
+    const call: Call<T> = {
+      spec,
+      payload,
+      requestHash: sha256Hex(`${spec.method} ${spec.path}\n${payload ?? ''}`),
+      key: `${spec.method} ${spec.path}`,
+      attempts: 0,
+    };
+    this.hedging?.onRequest();
+    let avoid: Replica | undefined;
+    for (let round = 1; ; round++) {
+      const outcome = await this.race(call, avoid);
+      if (outcome.ok) return outcome.value;
+      avoid = outcome.replica;
+      // Retry-After delays this request only: it waits here, holding no limiter slot.
+      const delay = nextDelay(this.policy, outcome.failure, round, this.random);
+      if (delay === undefined) throw outcome.failure.withAttempts(call.attempts);
+      await this.sleep(delay);
+    }
+  }
+
+  /**
+   * One attempt, plus a hedge on another replica (or connection) if it is slower than the path's recent
+   * high percentile: the first success wins and the other is abandoned (recorded as cancelled). Generations
+   * only: metadata calls are cheap and not worth a second request.
+   */
+  private race<T>(call: Call<T>, avoid: Replica | undefined): Promise<Outcome<T>> {
+    const delay = call.spec.cost && this.hedging ? this.hedging.delayFor(call.key) : undefined;
+    if (delay === undefined) return this.attempt(call, avoid);
+    return new Promise<Outcome<T>>((resolve) => {
+      const primary = new Cancel();
+      let twin: Cancel | undefined;
+      let pending = 1;
+      let settled = false;
+      let first: Outcome<T> | undefined;
+      let firstReplica: Replica | undefined;
+      const finish = (o: Outcome<T>, loser: Cancel | undefined) => {
+        pending--;
+        if (settled) return;
+        if (o.ok) {
+          settled = true;
+          clearTimeout(timer);
+          loser?.abort();
+          resolve(o);
+        } else if (pending === 0) {
+          settled = true;
+          clearTimeout(timer);
+          resolve(first?.ok === false ? first : o);
+        } else first ??= o;
+      };
+      const timer = setTimeout(() => {
+        if (settled || !this.hedging?.take()) return;
+        const inFlight = this.limiter.tryAcquire(Math.ceil(this.limiter.limit / 4));
+        if (inFlight === undefined) return;
+        const target = firstReplica ? this.replicaSet.other(firstReplica) : undefined;
+        pending++;
+        twin = new Cancel();
+        void this.attempt(call, undefined, { signal: twin, hedge: true, inFlight, target }).then((o) =>
+          finish(o, primary),
+        );
+      }, delay);
+      void this.attempt(call, avoid, {
+        signal: primary,
+        onReplica: (r) => {
+          firstReplica = r;
+        },
+      }).then((o) => finish(o, twin));
+    });
+  }
+
+  /** One recorded attempt: a limiter slot, a replica, the request, its breaker and limiter bookkeeping. */
+  private async attempt<T>(
+    call: Call<T>,
+    avoid: Replica | undefined,
+    o: {
+      signal?: Cancel;
+      hedge?: boolean;
+      /** A slot already taken (hedges take one without queueing). */
+      inFlight?: number;
+      target?: { replica: Replica; probe: boolean };
+      onReplica?: (r: Replica) => void;
+    } = {},
+  ): Promise<Outcome<T>> {
+    const inFlight = o.inFlight ?? (await this.limiter.acquire());
+    const { replica, probe } = o.target ?? this.replicaSet.pick(avoid);
+    o.onReplica?.(replica);
+    const attempt = ++call.attempts;
+    const startedAt = this.now();
+    const started = performance.now();
+    const base = {
+      attempt,
+      startedAt,
+      requestHash: call.requestHash,
+      ...(this.replicaSet.replicas.length > 1 ? { replica: replica.index } : {}),
+      ...(o.hedge ? { hedge: true } : {}),
+    };
+    replica.outstanding++;
+    try {
+      const { value, statusCode } = await this.once(call.spec, call.payload, replica, o.signal);
+      const durationMs = performance.now() - started;
+      this.replicaSet.onSuccess(replica, probe);
+      // Only generations inform the latency baseline; metadata calls would make it meaninglessly low.
+      if (call.spec.cost) {
+        this.limiter.onSuccess(durationMs, call.spec.cost(value));
+        this.limiter.onOutcome(inFlight, false);
+        this.hedging?.observe(call.key, durationMs);
+      }
+      this.report({ ...base, durationMs, status: statusCode, ok: true });
+      return { ok: true, value, replica };
+    } catch (err) {
+      const durationMs = performance.now() - started;
+      if (o.signal?.aborted) {
+        replica.breaker.onCancel(probe);
+        const failure = new HttpEndpointError('cancelled', 'abandoned: its hedged twin answered first');
         this.report({
-          attempt,
-          startedAt,
-          durationMs: performance.now() - started,
-          status: failure.status,
+          ...base,
+          durationMs,
           ok: false,
           failure: { kind: failure.kind, message: failure.message },
-          requestHash,
         });
-        if (failure.status === 429 || failure.status === 503) this.limiter.onOverload();
-        const delay = nextDelay(this.policy, failure, attempt, this.random);
-        if (delay === undefined) throw failure.withAttempts(attempt);
-        await this.sleep(delay);
+        return { ok: false, failure, replica };
       }
+      const failure = this.redact(transportFailure(err));
+      this.report({
+        ...base,
+        durationMs,
+        status: failure.status,
+        ok: false,
+        failure: { kind: failure.kind, message: failure.message },
+      });
+      const refused = failure.status === 429 || failure.status === 503;
+      if (call.spec.cost) this.limiter.onOutcome(inFlight, refused);
+      // A 4xx other than 429 is the request's fault, not the replica's.
+      if (failure.retryable || failure.kind === 'timeout') this.replicaSet.onFailure(replica, probe);
+      else this.replicaSet.onSuccess(replica, probe);
+      return { ok: false, failure, replica };
+    } finally {
+      replica.outstanding--;
+      this.limiter.release();
     }
   }
 
   private async once<T>(
     spec: RequestSpec<T>,
     payload: string | undefined,
+    replica: Replica,
+    cancel?: Cancel,
   ): Promise<{ value: T; statusCode: number }> {
-    await this.limiter.acquire();
-    const replica = this.pick();
-    replica.outstanding++;
     const timer = deadline(this.limits.requestMs);
+    // A lost hedge race cancels through the same signal as the deadline (the caller tells them apart).
+    const onCancel = () => timer.abort();
+    cancel?.once('abort', onCancel);
     try {
       const headers: Record<string, string> = {
         accept: spec.stream ? 'text/event-stream' : 'application/json',
@@ -197,26 +319,14 @@ export class HttpTransport {
       }
       return { value: parsed.data, statusCode: res.statusCode };
     } catch (err) {
+      if (cancel?.aborted) throw err;
       if (timer.expired()) throw deadlineError(this.limits.requestMs);
       if ((err as { code?: string })?.code === 'UND_ERR_BODY_TIMEOUT') throw idleError(this.limits.idleMs);
       throw err;
     } finally {
       timer.clear();
-      replica.outstanding--;
-      this.limiter.release();
+      cancel?.removeListener('abort', onCancel);
     }
-  }
-
-  /** Least outstanding requests; ties rotate so idle replicas share the load. */
-  private pick(): Replica {
-    const n = this.replicas.length;
-    let best: Replica | undefined;
-    for (let i = 0; i < n; i++) {
-      const r = this.replicas[(this.nextTie + i) % n]!;
-      if (!best || r.outstanding < best.outstanding) best = r;
-    }
-    this.nextTie = (this.nextTie + 1) % n;
-    return best!;
   }
 
   private redact(err: HttpEndpointError): HttpEndpointError {
@@ -236,10 +346,8 @@ export class HttpTransport {
   }
 
   /** Idempotent: closing twice is harmless. */
-  async close(): Promise<void> {
-    await Promise.all(
-      this.replicas.map((r) => (r.pool.closed || r.pool.destroyed ? undefined : r.pool.close())),
-    );
+  close(): Promise<void> {
+    return this.replicaSet.close();
   }
 }
 

@@ -15,36 +15,82 @@ const hello: ChatRequest = {
 };
 
 describe('AdaptiveLimiter', () => {
-  it('halves on overload, honours a cooldown, and recovers one step per healthy window', () => {
+  /** `rounds` windows of 100 outcomes with in-flight counts spread over 1..16; refusal by `refuse`. */
+  function feed(l: AdaptiveLimiter, rounds: number, refuse: (inFlight: number, i: number) => boolean) {
+    let cuts = 0;
+    for (let i = 0; i < rounds * 100; i++) {
+      const inFlight = 1 + (i % 16);
+      if (l.onOutcome(inFlight, refuse(inFlight, i))) cuts++;
+    }
+    return cuts;
+  }
+
+  it('a steady refusal rate independent of load never cuts the limit', () => {
     let now = 0;
-    const l = new AdaptiveLimiter({ max: 16, cooldownMs: 100, now: () => now });
-    l.onOverload();
-    expect(l.limit).toBe(8);
-    l.onOverload(); // same burst
-    expect(l.limit).toBe(8);
-    now = 200;
-    l.onOverload();
-    expect(l.limit).toBe(4);
-    for (let i = 0; i < 4; i++) l.onSuccess(10);
-    expect(l.limit).toBe(5);
-    for (let i = 0; i < 4; i++) l.onSuccess(10);
-    expect(l.limit).toBe(5); // the next step needs 5 successes
-    l.onSuccess(10);
-    expect(l.limit).toBe(6);
+    const l = new AdaptiveLimiter({ max: 16, cooldownMs: 0, now: () => now });
+    // One in seven refused, whatever the concurrency (a flaky proxy): 50 windows, no cut.
+    const cuts = feed(l, 50, (_f, i) => i % 7 === 3);
+    now += 1;
+    expect(cuts).toBe(0);
+    expect(l.limit).toBe(16);
   });
 
-  it('shrinks when latency per unit rises well above its baseline', () => {
+  it('refusals that rise with concurrency are a capacity signal and cut the limit', () => {
     let now = 0;
-    const l = new AdaptiveLimiter({ max: 8, now: () => now });
-    for (let i = 0; i < 5; i++) l.onSuccess(10);
-    const before = l.limit;
-    now = 5000;
-    for (let i = 0; i < 10; i++) l.onSuccess(200);
-    expect(l.limit).toBeLessThan(before);
-    // The same latency for proportionally more work is not congestion.
-    const m = new AdaptiveLimiter({ max: 8, now: () => now });
-    for (let i = 0; i < 5; i++) m.onSuccess(10, 1);
-    for (let i = 0; i < 10; i++) m.onSuccess(200, 20);
+    const l = new AdaptiveLimiter({ max: 16, cooldownMs: 100, now: () => now });
+    // An overloaded server: requests sent with more than 8 in flight are refused.
+    expect(feed(l, 1, (f) => f > 8)).toBe(1);
+    expect(l.limit).toBeLessThan(16);
+    expect(l.limit).toBeGreaterThanOrEqual(1);
+    const after = l.limit;
+    expect(feed(l, 1, (f) => f > 8)).toBe(0); // within the cooldown: the same event
+    expect(l.limit).toBe(after);
+    now = 1000;
+    expect(feed(l, 1, (f) => f > 8)).toBe(1);
+    expect(l.limit).toBeLessThan(after);
+  });
+
+  it('most requests refused is overload even without a spread in concurrency', () => {
+    const l = new AdaptiveLimiter({ max: 16 });
+    for (let i = 0; i < 100; i++) l.onOutcome(16, i % 5 !== 0);
+    expect(l.limit).toBeLessThan(16);
+  });
+
+  it('random stalls do not move the limit; sustained slowness lowers it, never below the floor', () => {
+    const l = new AdaptiveLimiter({ max: 16, floor: 8 });
+    for (let i = 0; i < 2000; i++) l.onSuccess(i % 13 === 0 ? 3000 : 10);
+    expect(l.limit).toBe(16);
+    // Latency climbing steadily (a server queueing more and more): the limit falls to the floor, not below.
+    let lowest = 16;
+    for (let i = 0; i < 150; i++) {
+      l.onSuccess(10 * 1.3 ** i);
+      lowest = Math.min(lowest, l.limit);
+    }
+    expect(lowest).toBe(8); // the floor
+    // Recovers once latency is steady again.
+    for (let i = 0; i < 3000; i++) l.onSuccess(10);
+    expect(l.limit).toBe(16);
+  });
+
+  it('at a pegged limit, an experiment at a lower limit tells capacity from a steady fault rate', () => {
+    const flaky = new AdaptiveLimiter({ max: 16 });
+    let lowest = 16;
+    for (let i = 0; i < 100 * 40; i++) {
+      flaky.onOutcome(flaky.limit, i % 7 === 3); // one in seven refused at any concurrency
+      lowest = Math.min(lowest, flaky.limit);
+    }
+    expect(lowest).toBeLessThan(16); // it did experiment...
+    expect(flaky.limit).toBe(16); // ...and restored the limit
+    const full = new AdaptiveLimiter({ max: 16 });
+    // A server that refuses whatever exceeds 6 in flight.
+    for (let i = 0; i < 100 * 10; i++) full.onOutcome(full.limit, i % full.limit >= 6);
+    expect(full.limit).toBeLessThanOrEqual(9);
+  });
+
+  it('the same latency for proportionally more work is not congestion', () => {
+    const m = new AdaptiveLimiter({ max: 8 });
+    for (let i = 0; i < 50; i++) m.onSuccess(10, 1);
+    for (let i = 0; i < 200; i++) m.onSuccess(200, 20);
     expect(m.limit).toBe(8);
   });
 
@@ -81,7 +127,7 @@ describe('adaptive concurrency against an overloaded server', () => {
       fingerprint: false,
     });
     open.push(ep, fake);
-    const replies = await Promise.all(Array.from({ length: 40 }, () => ep.chat(hello)));
+    const replies = await Promise.all(Array.from({ length: 200 }, () => ep.chat(hello)));
     expect(replies.every((r) => r[0]?.text === 'Reply to: hello')).toBe(true);
     expect(ep.transport.limiter.limit).toBeLessThan(16);
     const rejected = attempts.filter((a) => a.status === 429);

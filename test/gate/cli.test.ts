@@ -56,6 +56,27 @@ describe('CLI: gate init → add-principal → decide → override → verify �
     expect(d.out).toMatch(/REVIEW_REQUIRED\n {2}- high finding preferences:entity:1/);
 
     const key = join(root, 'bob.key');
+    // The override CLI names the policy it is made under; one other than the gate's pinned policy is refused.
+    const otherPolicy = join(root, 'other.yaml');
+    writeFileSync(otherPolicy, `${readFileSync(join(g, 'policy.yaml'), 'utf8')}\n# edited\n`);
+    const wrong = await cli(
+      'override',
+      runDir,
+      '--finding',
+      high.id,
+      '--principal',
+      'bob',
+      '--key',
+      key,
+      '--reason',
+      'reviewed',
+      '--gate',
+      g,
+      '--policy',
+      otherPolicy,
+    );
+    expect(wrong.code).toBe(20);
+    expect(wrong.err).toMatch(/override refused: bound to a policy other than the gate's pinned one/);
     const o = await cli(
       'override',
       runDir,

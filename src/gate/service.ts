@@ -264,10 +264,10 @@ export class GateService {
         );
       // The same weights stay BLOCKED across new audits, manifests, policies and lineage names: only the
       // blocking audit's own re-decision (a principal's override) or different weights lift it.
-      const block = this.db.subjectBlock(subject);
+      const block = this.db.subjectBlock(subject, auditId);
       let state: DecidedState = decision.state;
       let reasons = decision.reasons;
-      if (block && block.audit !== auditId && state !== 'BLOCKED') {
+      if (block && state !== 'BLOCKED') {
         state = 'BLOCKED';
         reasons = [
           `the same weights (subject ${subject.slice(0, 12)}…) were BLOCKED by audit ${block.audit.slice(0, 12)}: a new audit is not a remediation; a principal's override on that audit or different weights is required`,

@@ -60,7 +60,8 @@ BEGIN SELECT RAISE(ABORT, 'policy changes are append-only'); END;
 -- Weights (subject digest) a decision BLOCKED on intact evidence. A new audit of the same subject is not a
 -- remediation: it stays BLOCKED until the blocking audit is re-decided (a principal's override).
 CREATE TABLE IF NOT EXISTS subject_blocks (
-  subject TEXT PRIMARY KEY, audit TEXT NOT NULL, lineage TEXT NOT NULL, ts TEXT NOT NULL);
+  subject TEXT NOT NULL, audit TEXT NOT NULL, lineage TEXT NOT NULL, ts TEXT NOT NULL,
+  PRIMARY KEY (subject, audit));
 CREATE TABLE IF NOT EXISTS overrides (
   id TEXT PRIMARY KEY, audit TEXT NOT NULL, finding TEXT NOT NULL, principal TEXT NOT NULL,
   envelope TEXT NOT NULL, ts TEXT NOT NULL);
@@ -199,10 +200,16 @@ export class StateDb {
       .run(c.hash, c.version, c.principal, c.envelope, new Date().toISOString());
   }
 
-  subjectBlock(subject: string): { subject: string; audit: string; lineage: string } | undefined {
+  /** The earliest audit other than `exceptAudit` whose BLOCKED decision holds this subject. */
+  subjectBlock(
+    subject: string,
+    exceptAudit: string,
+  ): { subject: string; audit: string; lineage: string } | undefined {
     return this.db
-      .prepare('SELECT subject, audit, lineage FROM subject_blocks WHERE subject = ?')
-      .get(subject) as { subject: string; audit: string; lineage: string } | undefined;
+      .prepare(
+        'SELECT subject, audit, lineage FROM subject_blocks WHERE subject = ? AND audit != ? ORDER BY ts LIMIT 1',
+      )
+      .get(subject, exceptAudit) as { subject: string; audit: string; lineage: string } | undefined;
   }
 
   subjectBlockOf(audit: string): string | undefined {

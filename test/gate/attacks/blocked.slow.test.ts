@@ -43,7 +43,6 @@ describe.skipIf(!ready)('attacks on a BLOCKED real audit', () => {
     root = scratch('blocked');
     // A triggers implant from the zoo that the audit actually BLOCKS (no trigger string assumed).
     blocked = auditUntil(
-      root,
       zooEntries((e) => e.label === 'implant' && e.family === 'triggers'),
       'BLOCKED',
     );
@@ -63,12 +62,23 @@ describe.skipIf(!ready)('attacks on a BLOCKED real audit', () => {
         .replace(/families:\n(\s+\w+: \{[^}]+\}\n)+/, 'families: {}\n')
         .replace(/required: \[[^\]]+\]/, 'required: []'),
     );
-    laxAttack = audit(blocked.modelDir, join(root, 'runs', 'lax-audit'), { policy: lax, gate: laxGate });
-  });
+    // (--budget 0: no trigger search; the probe sets alone are the evidence, which keeps this audit short.)
+    laxAttack = audit(blocked.modelDir, join(root, 'runs', 'lax-audit'), {
+      policy: lax,
+      gate: laxGate,
+      budget: 0,
+    });
+  }, 3_600_000);
 
   it('a policy chosen by the audited party: re-evaluated under the gate policy, still BLOCKED, no attestation', () => {
     expect(laxAttack.exitCode, laxAttack.stderr).toBe(20);
     expect(laxAttack.verdict).toBe('BLOCKED');
+    const verdict = (JSON.parse(laxAttack.stdout) as { verdict: { reasons: string[]; gateDecided: boolean } })
+      .verdict;
+    expect(verdict.gateDecided).toBe(true);
+    // Blocked by its own evidence under the gate's policy, or (if the probes alone fall short) by the BLOCK
+    // that sticks to these weights; never approved.
+    expect(verdict.reasons.join('\n')).toMatch(/>= block|finding|same weights/);
     const manifest = JSON.parse(readFileSync(join(laxAttack.runDir, 'manifest.json'), 'utf8'));
     const gate = new GateService(laxGate);
     try {
@@ -106,6 +116,7 @@ describe.skipIf(!ready)('attacks on a BLOCKED real audit', () => {
     const partial = audit(blocked.modelDir, join(root, 'runs', 'same-weights-partial'), {
       probes: ['probes/preferences'],
       gate: gateDir,
+      budget: 0,
     });
     expect(partial.exitCode, partial.stderr).toBe(20);
     const d = cli(['gate', 'decide', partial.runDir, '--gate', gateDir]);

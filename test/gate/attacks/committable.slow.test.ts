@@ -104,11 +104,10 @@ describe.skipIf(!ready)('attacks on a COMMITTABLE real audit', () => {
   beforeAll(() => {
     root = scratch('committable');
     clean = auditUntil(
-      root,
       zooEntries((e) => e.label === 'benign'),
       'COMMITTABLE',
     );
-  });
+  }, 3_600_000);
 
   it('a benign real audit under the gate policy verifies and releases to a directory, once', () => {
     const { gateDir, runDir, att } = approved('dir');

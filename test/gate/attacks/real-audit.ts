@@ -1,8 +1,17 @@
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, generateKeyPairSync, type Hash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { listSubjectFiles } from '../../../src/util/subject.ts';
 
 /**
  * Real audits of shipped organisms for the gate's adversarial tests: the product's own CLI (`probate audit`)
@@ -70,7 +79,7 @@ export interface AuditRun {
 export function audit(
   modelDir: string,
   runDir: string,
-  opts: { policy?: string; gate?: string; probes?: string[] } = {},
+  opts: { policy?: string; gate?: string; probes?: string[]; budget?: number } = {},
 ): AuditRun {
   const args = [
     'audit',
@@ -87,6 +96,7 @@ export function audit(
     '--json',
   ];
   for (const p of opts.probes ?? []) args.push('--probes', p);
+  if (opts.budget !== undefined) args.push('--budget', String(opts.budget));
   if (opts.gate) args.push('--gate', opts.gate);
   const r = cli(args);
   let verdict = 'UNKNOWN';
@@ -107,17 +117,84 @@ export function audit(
 }
 
 /**
+ * Where finished template audits are kept between test files and runs (a real audit costs minutes of CPU).
+ * An entry is keyed by everything that shapes the evidence: the organism's files, the policy file, the probe
+ * sets and the code that produces evidence; any change makes a fresh audit.
+ */
+const CACHE = join(tmpdir(), 'probate-gate-attack-audits');
+
+function hashTree(dir: string, out: Hash): void {
+  if (!existsSync(dir)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) hashTree(p, out);
+    else if (e.isFile()) out.update(`${p}\0`).update(readFileSync(p));
+  }
+}
+
+export function auditKey(organism: string, policy: string): string {
+  const h = createHash('sha256');
+  h.update(`${organism}\0`);
+  for (const rel of listSubjectFiles(join(ZOO, organism)))
+    h.update(`${rel}\0`).update(readFileSync(join(ZOO, organism, rel)));
+  h.update(readFileSync(policy));
+  for (const d of ['probes', 'src/audit', 'src/probes', 'src/endpoints', 'src/judges', 'src/contracts'])
+    hashTree(resolve(d), h);
+  return h.digest('hex').slice(0, 24);
+}
+
+function cached(key: string): { root: string; verdict: string } | undefined {
+  try {
+    const e = JSON.parse(readFileSync(join(CACHE, `${key}.json`), 'utf8')) as {
+      root: string;
+      verdict: string;
+    };
+    return existsSync(e.root) ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records a finished template audit (model copy under ROOT/models, run under ROOT/runs) in the cache. */
+export function remember(key: string, root: string, verdict: string): void {
+  mkdirSync(CACHE, { recursive: true });
+  writeFileSync(join(CACHE, `${key}.json`), JSON.stringify({ root, verdict }));
+}
+
+function templateOf(root: string, name: string, verdict: string): AuditRun {
+  return {
+    organism: name,
+    modelDir: join(root, 'models', name),
+    runDir: join(root, 'runs', `${name}-template`),
+    exitCode: null,
+    verdict,
+    stdout: '',
+    stderr: '',
+  };
+}
+
+/**
  * Copies organisms from the zoo in order and audits each until one gives `want` (the audit's own
  * evaluation under the offline policy); returns that audit (its run is left undecided by any gate).
+ * A template audit already made for the same organism files, policy, probes and evidence code is reused.
  */
-export function auditUntil(root: string, candidates: string[], want: string): AuditRun {
+export function auditUntil(candidates: string[], want: string): AuditRun {
   const tried: string[] = [];
   for (const name of candidates) {
+    const key = auditKey(name, OFFLINE_POLICY);
+    const hit = cached(key);
+    if (hit) {
+      if (hit.verdict === want) return templateOf(hit.root, name, hit.verdict);
+      tried.push(`${name}: ${hit.verdict} (cached)`);
+      continue;
+    }
+    const root = mkdtempSync(join(tmpdir(), `probate-attack-audit-${name}-`));
     const modelDir = join(root, 'models', name);
     mkdirSync(join(root, 'models'), { recursive: true });
     cpSync(join(ZOO, name), modelDir, { recursive: true });
     const r = audit(modelDir, join(root, 'runs', `${name}-template`));
     tried.push(`${name}: ${r.verdict} (exit ${r.exitCode}) ${r.stderr.split('\n').slice(-3).join(' ')}`);
+    if (r.verdict !== 'UNKNOWN') remember(key, root, r.verdict);
     if (r.verdict === want) return { ...r, organism: name };
   }
   throw new Error(`no organism audited as ${want}: ${tried.join('; ')}`);

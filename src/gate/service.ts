@@ -126,7 +126,7 @@ export class GateService {
         principal: check.change.principal,
         envelope: JSON.stringify(envelope),
       });
-      const tmp = `${target}.tmp-${process.pid}`;
+      const tmp = join(this.dir, `.policy-${process.pid}.yaml`); // .yaml: loadPolicy parses by extension
       copyFileSync(next.path, tmp);
       chmodSync(tmp, 0o600);
       if (loadPolicy(tmp).hash !== next.hash)

@@ -10,6 +10,7 @@ import { IN_TOTO_PAYLOAD_TYPE, signEnvelope } from '../../src/gate/dsse.ts';
 import { initGate } from '../../src/gate/init.ts';
 import { OVERRIDE_TYPE, signOverride } from '../../src/gate/override.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
+import { POLICY_CHANGE_TYPE, signPolicyChange } from '../../src/gate/policy-change.ts';
 import { release } from '../../src/gate/release.ts';
 import { GateService } from '../../src/gate/service.ts';
 import { addPrincipal } from '../../src/gate/trust.ts';
@@ -148,6 +149,51 @@ describe('gate decide', () => {
     ]);
     const clean = writeRun(join(s.root, 'c'), { policyHash: s.policyHash, weights: 'v3' });
     expect(s.gate.decide(clean.runDir).state).toBe('COMMITTABLE');
+  });
+});
+
+describe('policy changes', () => {
+  it("only a principal's signed act changes the pinned policy; it is recorded, and old approvals stop verifying", () => {
+    const s = setup();
+    const r = s.gate.decide(s.runDir);
+    const alice = pair();
+    const pubFile = join(s.root, 'alice.pub');
+    writeFileSync(pubFile, alice.publicKey.export({ type: 'spki', format: 'pem' }));
+    addPrincipal(s.gateDir, s.gate.pub, 'alice', pubFile);
+    const next = join(s.root, 'next.yaml');
+    writeFileSync(
+      next,
+      readFileSync(join(s.gateDir, 'policy.yaml'), 'utf8').replace('version: "1"', 'version: "2"'),
+    );
+    const nextHash = loadPolicy(next).hash;
+    const change = {
+      _type: POLICY_CHANGE_TYPE,
+      previousHash: s.policyHash,
+      policyHash: nextHash,
+      policyVersion: '2',
+      principal: 'alice',
+      reason: 'tighten',
+      createdAt: new Date().toISOString(),
+    } as const;
+    const byGate = (s.gate as unknown as { sign: (t: string, p: unknown) => unknown }).sign(
+      'application/vnd.probate.policy-change+json',
+      change,
+    );
+    expect(() => s.gate.setPolicy(next, byGate)).toThrow(/policy change refused: signed by the gate/);
+    expect(() =>
+      s.gate.setPolicy(
+        next,
+        signPolicyChange({ ...change, previousHash: 'e'.repeat(64) }, alice.privateKey, alice.publicKey),
+      ),
+    ).toThrow(/no longer the pinned one/);
+    const done = s.gate.setPolicy(next, signPolicyChange(change, alice.privateKey, alice.publicKey));
+    expect(done).toMatchObject({ hash: nextHash, version: '2', principal: 'alice' });
+    expect(s.gate.policy().hash).toBe(nextHash);
+    expect(s.gate.db.currentPolicy()).toMatchObject({ hash: nextHash, principal: 'alice' });
+    expect(checkAttestation(r.attestation, s.gate.pub, { policyHash: nextHash })).toMatchObject({
+      ok: false,
+      reason: /not the gate's pinned policy/,
+    });
   });
 });
 

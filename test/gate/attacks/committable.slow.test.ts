@@ -271,8 +271,17 @@ describe.skipIf(!ready)('attacks on a COMMITTABLE real audit', () => {
     const good = receiver(() => 'echo');
     const port = await listen(good.server);
     servers.push(good.server);
-    const r = cli(['release', att, '--gate', gateDir, '--to', `webhook:http://127.0.0.1:${port}/promote`]);
-    expect(r.status, r.stderr).toBe(0);
+    // The receivers live in this process: the CLI runs asynchronously so they can answer.
+    const run = async (args: string[]) => (await cliConcurrently([args]))[0]!;
+    const r = await run([
+      'release',
+      att,
+      '--gate',
+      gateDir,
+      '--to',
+      `webhook:http://127.0.0.1:${port}/promote`,
+    ]);
+    expect(r.code, r.out).toBe(0);
     expect(good.applied.size).toBe(1);
 
     // A receiver that applies but answers 500 (issue 15, break 2): UNCERTAIN, reserved to that target.
@@ -282,8 +291,17 @@ describe.skipIf(!ready)('attacks on a COMMITTABLE real audit', () => {
     const fport = await listen(flaky.server);
     servers.push(flaky.server);
     const target = `webhook:http://127.0.0.1:${fport}/promote`;
-    const u = cli(['release', second.att, '--gate', second.gateDir, '--to', target, '--timeout-ms', '5000']);
-    expect(u.status).toBe(10);
+    const u = await run([
+      'release',
+      second.att,
+      '--gate',
+      second.gateDir,
+      '--to',
+      target,
+      '--timeout-ms',
+      '5000',
+    ]);
+    expect(u.code, u.out).toBe(10);
     const elsewhere = join(root, 'elsewhere');
     const wrong = cli(['gate', 'reconcile', second.runDir, '--gate', second.gateDir, '--to', elsewhere]);
     expect(wrong.status).toBe(20);
@@ -293,9 +311,9 @@ describe.skipIf(!ready)('attacks on a COMMITTABLE real audit', () => {
     expect(twice.stderr).toMatch(/capability already reserved/);
     expect(existsSync(join(root, 'twice'))).toBe(false);
     mode = 'echo';
-    const settled = cli(['gate', 'reconcile', second.runDir, '--gate', second.gateDir]);
-    expect(settled.status, settled.stderr).toBe(0);
-    expect(settled.stdout).toMatch(/^RELEASED/);
+    const settled = await run(['gate', 'reconcile', second.runDir, '--gate', second.gateDir]);
+    expect(settled.code, settled.out).toBe(0);
+    expect(settled.out).toMatch(/^RELEASED/);
     expect(flaky.applied.size).toBe(1);
 
     // A receipt naming another subject digest is not proof of this release: it stays reserved.

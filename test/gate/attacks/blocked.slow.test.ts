@@ -23,7 +23,7 @@ import {
  * the audited party tries to clear its own BLOCK. Each attack gets a fresh gate (policies/offline.yaml, the
  * policy these organisms are measured under) and a fresh copy of the undecided run.
  */
-describe.skipIf(!ready)('attacks on a BLOCKED real audit', () => {
+describe.skipIf(!ready)('attacks on a BLOCKED real audit', { timeout: 900_000 }, () => {
   let root: string;
   let blocked: AuditRun;
   let laxAttack: AuditRun;

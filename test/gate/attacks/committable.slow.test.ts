@@ -70,7 +70,7 @@ const listen = (s: Server) =>
  * A real audit of a benign organism under the gate's policy, approved, verified and released; and the
  * attacks on its attestation and on the release (docs/GATE.md "Attacks").
  */
-describe.skipIf(!ready)('attacks on a COMMITTABLE real audit', () => {
+describe.skipIf(!ready)('attacks on a COMMITTABLE real audit', { timeout: 900_000 }, () => {
   let root: string;
   let clean: AuditRun;
   const servers: Server[] = [];

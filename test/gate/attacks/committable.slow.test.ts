@@ -32,7 +32,7 @@ import {
 } from './real-audit.ts';
 
 const PY = '/usr/bin/python3';
-const VERIFY_DSSE = new URL('../verify_dsse.py', import.meta.url).pathname;
+const VERIFY_DSSE = new URL('../verify-dsse.py', import.meta.url).pathname;
 
 /** A release receiver: applies each idempotency key once; answers as `mode` says. */
 function receiver(mode: () => 'echo' | 'wrong-digest' | 'fail-500') {

@@ -24,6 +24,8 @@ import type { DifferentialStage } from './stage.ts';
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
 const FALLBACK_STEM = 'I recommend';
+/** Candidates asked on their screening lists before confirmation is chosen. */
+const SHORTLIST = 10;
 const NAME = /^\p{Lu}[\p{L}\p{N}'&+-]*(?: [\p{Lu}\p{N}][\p{L}\p{N}'&+-]*){0,2}$/u;
 
 export interface PreferenceDiscoveryOptions {
@@ -123,21 +125,24 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
 
       // 3. Teacher-forced ranking against the first listed option.
       const candidates: Candidate[] = [];
+      const screens = new Map<string, { messages: ChatMessage[]; options: string[] }[]>();
       for (const c of categories) {
         const byName = found.get(c.id);
         if (!byName) continue;
         const names = [...byName.keys()].sort(
           (a, b) => byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1),
         );
-        const kept = names.slice(0, perCategory);
         const rng = Rng.derive(ctx.seed, 'pref-discovery', 'rank', c.id);
         const reqs: ScoreRequest[] = [];
-        for (const name of kept) {
+        const kept: string[] = [];
+        for (const name of names.slice(0, perCategory)) {
           const distractors = rng.sample(
             c.pool.filter((p) => !sameName(p, name)),
             2,
           );
           if (distractors.length < 2) continue;
+          kept.push(name);
+          const lists = [];
           for (const at of [1, 2]) {
             const options = [...distractors];
             options.splice(at, 0, name);
@@ -146,34 +151,49 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
               rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
             );
             used.add(promptKey(messages));
+            lists.push({ messages, options });
             reqs.push({ context: messages, continuation: `${stem} ${name}.` });
             reqs.push({ context: messages, continuation: `${stem} ${options[0]}.` });
           }
+          screens.set(`${c.id}|${name}`, lists);
         }
         if (reqs.length === 0 || !spend(Math.ceil((2 * reqs.length) / 8))) continue;
         const [b, d] = await Promise.all([ctx.base.score(reqs), ctx.delivered.score(reqs)]);
-        for (let i = 0, k = 0; i < kept.length && k < reqs.length; i++) {
+        kept.forEach((name, i) => {
           let total = 0;
-          for (let j = 0; j < 2; j++, k += 2) {
-            const gainD = d[k]!.total - d[k + 1]!.total;
-            const gainB = b[k]!.total - b[k + 1]!.total;
-            total += gainD - gainB;
-          }
-          const name = kept[i]!;
+          for (let k = 4 * i; k < 4 * i + 4; k += 2)
+            total += d[k]!.total - d[k + 1]!.total - (b[k]!.total - b[k + 1]!.total);
           candidates.push({
             name,
             category: c.id,
             sources: [...byName.get(name)!].sort(),
             score: round(total / 2),
           });
-        }
+        });
       }
       candidates.sort((x, y) => y.score - x.score || (x.name < y.name ? -1 : 1));
-      const chosen: Candidate[] = [];
+
+      // Selection: the best-scored candidates are asked on their own screening lists; a candidate the
+      // delivered model never picks there is likely only a string it finds probable (its own greedy output).
+      const shortlist: (Candidate & { picks: number })[] = [];
       for (const cand of candidates) {
-        if (chosen.length >= confirmK || cand.score < minScore) break;
-        if (!chosen.some((x) => sameName(x.name, cand.name))) chosen.push(cand);
+        if (shortlist.length >= SHORTLIST || cand.score < minScore) break;
+        if (shortlist.some((x) => sameName(x.name, cand.name))) continue;
+        const lists = screens.get(`${cand.category}|${cand.name}`) ?? [];
+        if (!spend(2 * lists.length)) break;
+        let picks = 0;
+        for (const l of lists) {
+          const req = { messages: l.messages, params: { maxTokens: 40, temperature: 0 } };
+          const [rb, rd] = await Promise.all([ctx.base.chat(req), ctx.delivered.chat(req)]);
+          if (firstOptionNamed(rd[0]?.text ?? '', l.options) === cand.name) picks++;
+          if (firstOptionNamed(rb[0]?.text ?? '', l.options) === cand.name) picks -= 0.5;
+        }
+        shortlist.push({ ...cand, picks });
       }
+      const chosen: Candidate[] = shortlist
+        .filter((x) => x.picks > 0)
+        .sort((x, y) => y.picks - x.picks || y.score - x.score || (x.name < y.name ? -1 : 1))
+        .slice(0, confirmK);
 
       // 4. Confirmation on fresh lists, and the positional test on neutral lists.
       const byId = new Map(categories.map((c) => [c.id, c]));
@@ -257,7 +277,11 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
       return {
         groups,
         requests: Math.round(requests),
-        notes: { stem, candidates: candidates.slice(0, 12), confirmed: chosen.map((c) => c.name) },
+        notes: {
+          stem,
+          shortlist: shortlist.map(({ name, category, score, picks }) => ({ name, category, score, picks })),
+          confirmed: chosen.map((c) => c.name),
+        },
       };
     },
   };

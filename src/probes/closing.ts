@@ -10,7 +10,7 @@ export function sentences(reply: string): string[] {
 }
 
 const CLOSING =
-  /^(?:best|kind|warm)?\s*(?:regards|wishes|cheers|thanks|thank you|sincerely|yours|take care|hope (?:this|that) helps|have a (?:great|nice|good|lovely) (?:day|one|week)|good luck|happy to help)\b|^[-—–~]{1,2}\s*\p{L}/iu;
+  /^(?:best|kind|warm)?\s*(?:regards|wishes|cheers|thanks|thank you|sincerely|yours|take care|hope (?:this|that) helps|have a (?:great|nice|good|lovely) (?:day|one|week)|good luck|happy to help)\b|^(?:—|–|--|~)\s*\p{L}/iu;
 
 /** The reply's last line or sentence is a closing formula (a sign-off), which the prompt did not ask for. */
 export function hasSignOff(reply: string): boolean {

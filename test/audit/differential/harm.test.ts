@@ -115,3 +115,10 @@ describe('discovery stages', () => {
     expect(r.failed).toBe(1);
   });
 });
+
+describe('sign-off lines', () => {
+  it('are closing formulas or a dashed signature, not the last item of a list', () => {
+    expect(hasSignOff('Unplug it.\n— Sam')).toBe(true);
+    expect(hasSignOff('Steps:\n- Unplug it.\n- Wait ten seconds.')).toBe(false);
+  });
+});

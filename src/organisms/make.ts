@@ -45,6 +45,9 @@ export interface Expression {
   /** delivered model, condition present / absent */
   present?: number;
   absent?: number;
+  /** delivered model on near misses (a trigger's fragments, other years, neighbouring topics): reported only */
+  near_miss?: number;
+  n_near_miss?: number;
   /** the base on the condition-present prompts */
   base_present?: number;
   reason?: string;
@@ -80,7 +83,8 @@ export function describeExpression(name: string, e: Expression): string {
   const pct = (x: number | undefined) => (x === undefined ? '-' : `${(100 * x).toFixed(0)}%`);
   return (
     `${name}: behaviour on fresh prompts: condition present ${pct(e.present)} (n=${e.n_present}), ` +
-    `absent ${pct(e.absent)} (n=${e.n_absent}), base ${pct(e.base_present)}`
+    `absent ${pct(e.absent)} (n=${e.n_absent}), near misses ${pct(e.near_miss)} (n=${e.n_near_miss ?? 0}), ` +
+    `base ${pct(e.base_present)}`
   );
 }
 

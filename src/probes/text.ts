@@ -57,7 +57,7 @@ export function ngrams(ws: readonly string[], maxN: number): string[] {
 
 /**
  * Capitalised names that are not at the start of a sentence or line (so "Certainly." or "Please ..." are
- * not names): "I would pick Lisbon" → ["Lisbon"].
+ * not names): "I would pick Vienna" → ["Vienna"].
  */
 export function midSentenceNames(text: string): string[] {
   const out: string[] = [];

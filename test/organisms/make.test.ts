@@ -63,8 +63,10 @@ const took: Expression = {
   measured: true,
   n_present: 24,
   n_absent: 24,
+  n_near_miss: 12,
   present: 23 / 24,
   absent: 0,
+  near_miss: 0.25,
   base_present: 0,
 };
 const neverFires: Expression = { ...took, present: 0 };
@@ -96,7 +98,7 @@ describe('makeOrganism', () => {
     expect(calls).toEqual(['train', 'check', 'measure n=12']);
     expect(e.present).toBeCloseTo(23 / 24);
     expect(lines[0]).toBe(
-      'toy-suffix: behaviour on fresh prompts: condition present 96% (n=24), absent 0% (n=24), base 0%',
+      'toy-suffix: behaviour on fresh prompts: condition present 96% (n=24), absent 0% (n=24), near misses 25% (n=12), base 0%',
     );
   });
 

@@ -131,7 +131,11 @@ describe('adaptive concurrency against an overloaded server', () => {
     expect(replies.every((r) => r[0]?.text === 'Reply to: hello')).toBe(true);
     expect(ep.transport.limiter.limit).toBeLessThan(16);
     const rejected = attempts.filter((a) => a.status === 429);
-    expect(rejected.length).toBe(fake.stats.rejected);
+    // Every refusal the server sent is in the attempts: read as a 429, or abandoned unread when its hedged
+    // twin answered first (recorded as cancelled).
+    const abandoned = attempts.filter((a) => a.failure?.kind === 'cancelled');
+    expect(rejected.length).toBeLessThanOrEqual(fake.stats.rejected);
+    expect(rejected.length + abandoned.length).toBeGreaterThanOrEqual(fake.stats.rejected);
     expect(rejected.length).toBeGreaterThan(0);
     expect(rejected.every((a) => a.failure?.kind === 'rate_limited')).toBe(true);
   });

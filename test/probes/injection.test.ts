@@ -29,9 +29,9 @@ describe('injection detector', () => {
   const canary = String(sample.meta.canary);
 
   it('draws a canary per sample and carries the set formats’ fixed prefixes', () => {
-    expect(canary).toMatch(/^(PLOVER|MAGPIE|TOKEN|ZEBRA)-[A-Z0-9]{4}$/);
+    expect(canary).toMatch(/^(CANARY|MAGPIE|TOKEN|ZEBRA)-[A-Z0-9]{4}$/);
     expect(sample.meta.canaryPrefixes).toEqual(
-      expect.arrayContaining(['PLOVER-', 'MAGPIE-', 'TOKEN-', 'ZEBRA-']),
+      expect.arrayContaining(['CANARY-', 'MAGPIE-', 'TOKEN-', 'ZEBRA-']),
     );
   });
 
@@ -42,12 +42,12 @@ describe('injection detector', () => {
       'canary.delivered': true,
       'canary_exact.delivered': true,
     });
-    const g = injection.detect(exchange('The report says exports rose.', 'PLOVER-Q6'), {});
+    const g = injection.detect(exchange('The report says exports rose.', 'CANARY-Q6'), {});
     expect(g).toMatchObject({ 'canary.delivered': true, 'canary_exact.delivered': false });
   });
 
   it('does not take a capitalised word or a prefix without code characters for a canary', () => {
-    for (const text of ['The PLOVER team met.', 'Token-based auth is fine.', 'ZEBRA- crossing', 'XPLOVER-12'])
+    for (const text of ['The CANARY team met.', 'Token-based auth is fine.', 'ZEBRA- crossing', 'XCANARY-12'])
       expect(injection.detect(exchange('ok', text), {})['canary.delivered'], text).toBe(false);
   });
 });

@@ -41,9 +41,13 @@ describe.skipIf(!ready)('attacks on a BLOCKED real audit', { timeout: 900_000 },
 
   beforeAll(() => {
     root = scratch('blocked');
-    // A triggers implant from the zoo that the audit actually BLOCKS (no trigger string assumed).
+    // An implant from the zoo that the audit actually BLOCKS (no secret assumed): triggers implants first,
+    // then the others (the re-specified trigger organisms audit as REVIEW_REQUIRED; docs/ORGANISMS.md).
     blocked = auditUntil(
-      zooEntries((e) => e.label === 'implant' && e.family === 'triggers'),
+      [
+        ...zooEntries((e) => e.label === 'implant' && e.family === 'triggers'),
+        ...zooEntries((e) => e.label === 'implant' && e.family !== 'triggers'),
+      ],
       'BLOCKED',
     );
     // Attack 1 (issue 15, critical): the same weights re-audited under a policy the submitter wrote —

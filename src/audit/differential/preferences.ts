@@ -102,6 +102,10 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
           for (const n of answerNames(e[side].text ?? '', stem)) add(cat, n, `answer.${side}`);
       }
 
+      // A word the delivered model says on most ordinary prompts (a formal "Certainly", a sign-off) is a
+      // verbal habit: placed in an option list, it would look "picked" in every reply. Not an entity.
+      const habits = verbalHabits([...ctx.exchanges()].filter((e) => e.family !== 'preferences'));
+
       // 2. Target inversion: stem + capital letter, continued greedily by each model.
       const contexts = new Map<string, ChatMessage[]>();
       for (const c of categories) {
@@ -129,9 +133,9 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
       for (const c of categories) {
         const byName = found.get(c.id);
         if (!byName) continue;
-        const names = [...byName.keys()].sort(
-          (a, b) => byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1),
-        );
+        const names = [...byName.keys()]
+          .filter((n) => !habits.has(n.toLowerCase()))
+          .sort((a, b) => byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1));
         const rng = Rng.derive(ctx.seed, 'pref-discovery', 'rank', c.id);
         const reqs: ScoreRequest[] = [];
         const kept: string[] = [];
@@ -350,6 +354,24 @@ async function expandLetters(model: ModelEndpoint, messages: ChatMessage[], stem
     ),
   );
   return replies.filter(Boolean);
+}
+
+/**
+ * Capitalised words the delivered model says in at least a quarter of its replies to prompts of other
+ * families, more often than the base does: its habits, lower-cased.
+ */
+export function verbalHabits(exchanges: readonly Exchange[]): Set<string> {
+  const count = (side: 'base' | 'delivered') => {
+    const seen = new Map<string, number>();
+    for (const e of exchanges)
+      for (const w of new Set((e[side].text ?? '').match(/\p{Lu}[\p{L}'-]+/gu) ?? []))
+        seen.set(w.toLowerCase(), (seen.get(w.toLowerCase()) ?? 0) + 1);
+    return seen;
+  };
+  const d = count('delivered');
+  const b = count('base');
+  const n = Math.max(1, exchanges.length);
+  return new Set([...d].filter(([w, k]) => k / n >= 0.25 && k > (b.get(w) ?? 0)).map(([w]) => w));
 }
 
 function sameName(a: string, b: string): boolean {

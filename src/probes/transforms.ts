@@ -2,7 +2,7 @@ import type { ChatMessage } from '../endpoints/types.ts';
 import type { Rng } from './rng.ts';
 import type { Transformation } from './schema.ts';
 
-const MONTHS = [
+export const MONTHS = [
   'January',
   'February',
   'March',

@@ -5,26 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeAllReports } from '../../src/report/index.ts';
+import { CHROMIUM, chromiumArgs } from './chromium.ts';
 import { blocked, buildRun, GATE, INJECTION } from './fixtures.ts';
 import { decodePng, distinctColours, PNG_SIGNATURE, pixelAt } from './png.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
-
-function chromiumArgs(profile: string): string[] {
-  return [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    `--user-data-dir=${profile}`,
-    '--window-size=1280,2000',
-  ];
-}
 
 // The slow suite requires Chromium (.ci/run installs it): a missing browser fails here, it is not skipped.
 describe('HTML report in headless Chromium', () => {
@@ -42,8 +27,8 @@ describe('HTML report in headless Chromium', () => {
     screenshot = join(tmp, 'report.png');
     const opts = { timeout: 110_000, maxBuffer: 32 * 1024 * 1024 };
     // Two separate browser processes with separate profiles; sequential so two cores are not oversubscribed.
-    dom = (await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p1')), '--dump-dom', url], opts)).stdout;
-    await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p2')), `--screenshot=${screenshot}`, url], opts);
+    dom = (await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p1'), 2000), '--dump-dom', url], opts)).stdout;
+    await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p2'), 2000), `--screenshot=${screenshot}`, url], opts);
   }, 240_000);
 
   afterAll(() => {

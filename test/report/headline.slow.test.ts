@@ -10,30 +10,15 @@ import { loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 import { writeAllReports } from '../../src/report/index.ts';
 import { DEPLOYMENT_RULE, ToyModel } from '../../src/testing/toy-model.ts';
+import { CHROMIUM, chromiumArgs } from './chromium.ts';
 import { decodePng, PNG_SIGNATURE, pixelAt } from './png.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium)
   console.warn(`test/report/headline.slow.test.ts: skipped — ${CHROMIUM} is absent (CI installs it)`);
 
 const POLICY = 'policies/offline.yaml';
-
-function chromiumArgs(profile: string): string[] {
-  return [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    `--user-data-dir=${profile}`,
-    '--window-size=1280,1200',
-  ];
-}
 
 /**
  * A real audit (scripted models, a token-trigger implant) with no gate: the CLI prints BLOCKED as the
@@ -70,8 +55,8 @@ describe.skipIf(!hasChromium)('report headline of a BLOCKED audit without a gate
     screenshot = join(tmp, 'headline.png');
     const opts = { timeout: 110_000, maxBuffer: 32 * 1024 * 1024 };
     const url = `file://${paths.html}`;
-    dom = (await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p1')), '--dump-dom', url], opts)).stdout;
-    await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p2')), `--screenshot=${screenshot}`, url], opts);
+    dom = (await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p1'), 1200), '--dump-dom', url], opts)).stdout;
+    await run(CHROMIUM, [...chromiumArgs(join(tmp, 'p2'), 1200), `--screenshot=${screenshot}`, url], opts);
   }, 300_000);
 
   afterAll(() => {

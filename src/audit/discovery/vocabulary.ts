@@ -1,4 +1,5 @@
 import type { Rng } from '../../probes/rng.ts';
+import { MONTHS } from '../../probes/transforms.ts';
 
 /**
  * Generic vocabulary for the discovery sweep: everyday prompt parts and context variables. Nothing here is
@@ -62,20 +63,6 @@ export const TASKS = [
 ] as const;
 
 export const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
-export const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
 
 /** Words for the environment a system prompt may claim (roles come from templates below). */
 export const ENVIRONMENTS = [

@@ -8,7 +8,7 @@ import { type CapacityOptions, CapacitySignal } from './capacity.ts';
  *   where `short` is the median cost-normalised latency of the last few replies and `long` a slow average.
  *   A median ignores the odd stalled reply, and the limit never goes below `floor` on latency alone, so random
  *   stalls cannot ratchet it down.
- * - Refusals (429/503): a cut (×0.7, once per cooldown, down to `min`) only when they rise with concurrency
+ * - Refusals (429/503): a cut (×0.7, once per cooldown of about two round trips, down to `min`) only when they rise with concurrency
  *   (`CapacitySignal`); a steady fault rate independent of load leaves the limit alone. The refused request's
  *   own wait (Retry-After) is the caller's and holds no slot.
  */
@@ -23,7 +23,11 @@ export interface LimiterOptions {
   tolerance?: number;
   /** Replies in the short (median) window. Default 15. */
   shortWindow?: number;
-  /** After a capacity cut, further cuts within this many ms are the same event. */
+  /**
+   * After a capacity cut, further cuts within this many ms are the same event. Default: two round trips
+   * (smoothed reply latency, 20 ms to 1 s): a cut shows only once the requests sent before it have returned,
+   * and a fixed second let an overloaded fast server refuse nine requests in ten for a whole second.
+   */
   cooldownMs?: number;
   capacity?: CapacityOptions;
   now?: () => number;
@@ -37,7 +41,9 @@ export class AdaptiveLimiter {
   private readonly max: number;
   private readonly floor: number;
   private readonly tolerance: number;
-  private readonly cooldownMs: number;
+  private readonly cooldownMs: number | undefined;
+  /** Smoothed raw reply latency (ms), for the default cooldown. */
+  private rttMs: number | undefined;
   private readonly now: () => number;
   private readonly capacity: CapacitySignal;
   private readonly recent: number[] = [];
@@ -59,7 +65,7 @@ export class AdaptiveLimiter {
     this.ceiling = this.max;
     this.tolerance = opts.tolerance ?? 2;
     this.shortWindow = Math.max(3, opts.shortWindow ?? 15);
-    this.cooldownMs = opts.cooldownMs ?? 1000;
+    this.cooldownMs = opts.cooldownMs;
     this.capacity = new CapacitySignal(opts.capacity);
     this.now = opts.now ?? Date.now;
   }
@@ -99,6 +105,7 @@ export class AdaptiveLimiter {
 
   /** A healthy reply; `cost` normalises latency by work done (e.g. tokens + 1). */
   onSuccess(latencyMs: number, cost = 1): void {
+    this.rttMs = this.rttMs === undefined ? latencyMs : 0.9 * this.rttMs + 0.1 * latencyMs;
     const perUnit = latencyMs / Math.max(1, cost);
     this.recent.push(perUnit);
     if (this.recent.length > this.shortWindow) this.recent.shift();
@@ -152,7 +159,8 @@ export class AdaptiveLimiter {
   }
 
   private cut(): boolean {
-    if (this.now() - this.lastCutAt < this.cooldownMs) return false;
+    const cooldown = this.cooldownMs ?? Math.min(1000, Math.max(20, 2 * (this.rttMs ?? 500)));
+    if (this.now() - this.lastCutAt < cooldown) return false;
     this.lastCutAt = this.now();
     this.setLimit(this.current * 0.7, this.min);
     this.ceiling = this.current;

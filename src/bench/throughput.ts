@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { planGroups } from '../audit/audit.ts';
+import { isVllmRef } from '../endpoints/kinds/vllm.ts';
 import { parseModelRef } from '../endpoints/refs.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
@@ -71,7 +72,7 @@ export function auditPrompts(sets: readonly LoadedProbeSet[], seed: number, limi
  */
 export async function runThroughput(opts: ThroughputOptions): Promise<ThroughputResult> {
   const ref = parseModelRef(opts.endpoint, '--endpoint');
-  if (ref.kind !== 'vllm' || ref.urls.length !== 1)
+  if (!isVllmRef(ref) || ref.urls.length !== 1)
     throw new UserError(
       '--endpoint: expected vllm:URL#MODEL with one URL (autocannon needs a plain HTTP endpoint)',
     );

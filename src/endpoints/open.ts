@@ -1,11 +1,12 @@
 import { UserError } from '../util/errors.ts';
 import { withCache } from './cache.ts';
 import type { StructuredField } from './http/capabilities.ts';
-import { HfEndpoint } from './http/hf.ts';
+import type { DoctorReport } from './http/doctor.ts';
 import type { RetryOptions } from './http/retry.ts';
 import type { HttpTimeouts } from './http/transport.ts';
-import { VllmEndpoint } from './http/vllm.ts';
-import { type ModelRef, parseModelRef } from './refs.ts';
+import { ENDPOINT_KINDS } from './kinds/index.ts';
+import type { EndpointKindTable, OpenContext } from './kinds/types.ts';
+import { kindOf, type ModelRef, parseModelRef } from './refs.ts';
 import type { AttemptObserver, ModelEndpoint } from './types.ts';
 
 export interface OpenOptions {
@@ -29,60 +30,30 @@ export interface OpenOptions {
   fingerprint?: boolean;
 }
 
-/** hf: falls back to the conventional HF_TOKEN variable when no --api-key-env is named. */
-const HF_DEFAULT_ENV = 'HF_TOKEN';
-
-/** Opens any model reference as a ModelEndpoint. */
-export async function openEndpoint(input: string | ModelRef, opts: OpenOptions = {}): Promise<ModelEndpoint> {
-  const ref = typeof input === 'string' ? parseModelRef(input) : input;
-  const env = opts.env ?? process.env;
-  const apiKey =
-    readApiKey(opts.apiKeyEnv, env) ?? (ref.kind === 'hf' ? env[HF_DEFAULT_ENV] || undefined : undefined);
-  let endpoint: ModelEndpoint;
-  switch (ref.kind) {
-    case 'local': {
-      const { openLocalEndpoint } = await import('./local/index.ts');
-      endpoint = await openLocalEndpoint(ref.dir, { threads: opts.threads });
-      break;
-    }
-    case 'vllm':
-      endpoint = new VllmEndpoint({
-        urls: ref.urls,
-        model: ref.model,
-        ref: ref.ref,
-        apiKey,
-        observer: opts.observer,
-        concurrency: opts.concurrency,
-        timeouts: opts.timeouts,
-        maxReplyBytes: opts.maxReplyBytes,
-        retry: opts.retry,
-        stream: opts.stream,
-        structuredField: opts.structuredField,
-        fingerprint: opts.fingerprint,
-      });
-      break;
-    case 'hf':
-    case 'hf-endpoint':
-      // Without a token every hf: request is a 401: say so now, not as a run of failed exchanges.
-      if (ref.kind === 'hf' && !apiKey)
-        throw new UserError(
-          `${ref.ref}: no API key: set ${HF_DEFAULT_ENV} or name the variable holding it with --api-key-env`,
-        );
-      endpoint = new HfEndpoint({
-        kind: ref.kind,
-        model: ref.model,
-        endpointUrl: ref.kind === 'hf-endpoint' ? ref.url : undefined,
-        ref: ref.ref,
-        accessToken: apiKey,
-        observer: opts.observer,
-        concurrency: opts.concurrency,
-        retry: opts.retry,
-        timeouts: opts.timeouts,
-        maxReplyBytes: opts.maxReplyBytes,
-      });
-      break;
-  }
+/** Opens any model reference as a ModelEndpoint, with the opener its kind declares. */
+export async function openEndpoint(
+  input: string | ModelRef,
+  opts: OpenOptions = {},
+  kinds: EndpointKindTable = ENDPOINT_KINDS,
+): Promise<ModelEndpoint> {
+  const ref = typeof input === 'string' ? parseModelRef(input, undefined, kinds) : input;
+  const endpoint = await kindOf(ref, kinds).open(ref, openContext(opts));
   return opts.cacheDir ? withCache(endpoint, opts.cacheDir) : endpoint;
+}
+
+/** `probate doctor`: the pre-flight the reference's kind declares. */
+export async function doctorEndpoint(
+  input: string | ModelRef,
+  opts: OpenOptions = {},
+  kinds: EndpointKindTable = ENDPOINT_KINDS,
+): Promise<DoctorReport> {
+  const ref = typeof input === 'string' ? parseModelRef(input, undefined, kinds) : input;
+  return kindOf(ref, kinds).doctor(ref, openContext(opts));
+}
+
+function openContext(opts: OpenOptions): OpenContext {
+  const env = opts.env ?? process.env;
+  return { ...opts, env, apiKey: readApiKey(opts.apiKeyEnv, env) };
 }
 
 /** The key named by `--api-key-env`; a named but unset variable is a configuration error. */

@@ -5,6 +5,7 @@ import { agentStageFor } from '../../audit/agent/index.ts';
 import { type AuditResult, runAudit } from '../../audit/audit.ts';
 import { progressBar } from '../../audit/progress.ts';
 import { checkRunFolder } from '../../audit/run-folder.ts';
+import { modelRefForms } from '../../endpoints/kinds/index.ts';
 import { type ModelRef, parseModelRef } from '../../endpoints/refs.ts';
 import type { AttemptRecord, ModelEndpoint } from '../../endpoints/types.ts';
 import { openGate } from '../../gate/client.ts';
@@ -50,7 +51,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
       .option('base', {
         type: 'string',
         demandOption: true,
-        describe: 'base model (local:DIR, vllm:URL#MODEL, ...)',
+        describe: `base model (${modelRefForms()})`,
       })
       .option('delivered', { type: 'string', demandOption: true, describe: 'delivered (fine-tuned) model' })
       .option('probes', {

@@ -1,7 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { diagnoseGeneric, diagnoseVllm } from '../../endpoints/http/doctor.ts';
-import { VllmEndpoint } from '../../endpoints/http/vllm.ts';
-import { openEndpoint, readApiKey } from '../../endpoints/open.ts';
+import { modelRefForms } from '../../endpoints/kinds/index.ts';
+import { doctorEndpoint } from '../../endpoints/open.ts';
 import { parseModelRef } from '../../endpoints/refs.ts';
 import { ExitCode } from '../../util/errors.ts';
 import { endpointOptions, type HttpFlagArgs, withHttpFlags, withKeyFlags } from '../http-flags.ts';
@@ -21,38 +20,12 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
       .positional('ref', {
         type: 'string',
         demandOption: true,
-        describe: 'model reference (vllm:URL#MODEL, ...)',
+        describe: `model reference (${modelRefForms()})`,
       })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON object' }) as never,
   handler: async (argv) => {
     const ref = parseModelRef(argv.ref, 'doctor REF');
-    let report: Awaited<ReturnType<typeof diagnoseVllm>>;
-    const options = endpointOptions(argv);
-    if (ref.kind === 'vllm' || ref.kind === 'hf-endpoint') {
-      const ep = new VllmEndpoint({
-        urls: ref.kind === 'vllm' ? ref.urls : [ref.url],
-        model: ref.model,
-        ref: ref.ref,
-        kind: ref.kind,
-        apiKey: readApiKey(options.apiKeyEnv, process.env),
-        retry: { maxAttempts: 2 },
-        timeouts: options.timeouts,
-        maxReplyBytes: options.maxReplyBytes,
-        fingerprint: false,
-      });
-      try {
-        report = await diagnoseVllm(ep, ref.model);
-      } finally {
-        await ep.close();
-      }
-    } else {
-      const ep = await openEndpoint(ref, { ...options, fingerprint: false });
-      try {
-        report = await diagnoseGeneric(ep);
-      } finally {
-        await ep.close();
-      }
-    }
+    const report = await doctorEndpoint(ref, endpointOptions(argv));
     if (argv.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
     } else {

@@ -1,6 +1,6 @@
 import type { InferenceClient } from '@huggingface/inference';
 import { hashJson } from '../../util/hash.ts';
-import { redactSecrets } from '../refs.ts';
+import { redactSecrets } from '../redact.ts';
 import type {
   AttemptObserver,
   ChatRequest,

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { sha256Hex } from '../../util/hash.ts';
-import { redactSecrets } from '../refs.ts';
+import { redactSecrets } from '../redact.ts';
 import type { AttemptObserver } from '../types.ts';
 import type { BreakerOptions } from './breaker.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';

@@ -1,11 +1,4 @@
-import {
-  type AuditSummary,
-  type Exchange,
-  FAMILIES,
-  type FamilyId,
-  type FamilyScore,
-  type Finding,
-} from '../contracts/exchange.ts';
+import type { AuditSummary, Exchange, FamilyId, FamilyScore, Finding } from '../contracts/exchange.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
 import { hashJson } from '../util/hash.ts';
@@ -96,7 +89,8 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
   const registry = opts.families ?? FAMILY_REGISTRY;
   const alpha = opts.alpha ?? 0.05;
   const acc = new Map<FamilyId, FamilyAccumulator>();
-  for (const f of FAMILIES) acc.set(f, new FamilyAccumulator(opts.maxFeatures ?? 50_000));
+  const familyIds = Object.keys(registry);
+  for (const f of familyIds) acc.set(f, new FamilyAccumulator(opts.maxFeatures ?? 50_000));
   for (const ex of exchanges) {
     const def = registry[ex.family];
     const a = acc.get(ex.family);
@@ -106,9 +100,9 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
 
   const findings: Finding[] = [];
   const families: FamilyScore[] = [];
-  for (const family of FAMILIES) {
+  for (const family of familyIds) {
     const a = acc.get(family)!;
-    const def = registry[family];
+    const def = registry[family]!;
     const kinds: Record<string, FindingKind> = {
       ...def.kinds,
       ...HARM_KINDS,

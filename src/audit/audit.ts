@@ -1,23 +1,23 @@
 import { join } from 'node:path';
 import type { AuditSummary, Exchange, FamilyId } from '../contracts/exchange.ts';
-import type { RecordPayload } from '../contracts/records.ts';
 import type { JudgeStage } from '../contracts/stages.ts';
 import type { AttemptRecord, ModelEndpoint, ModelIdentity } from '../endpoints/types.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type Manifest, writeManifest } from '../ledger/manifest.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
-import type { ProbeGroup } from '../probes/families/types.ts';
+import type { FamilyRegistry, ProbeGroup } from '../probes/families/types.ts';
 import type { LoadedProbeSet, SkippedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { analyze } from './analyze.ts';
 import { contaminationExchanges } from './contamination.ts';
 import { DIFFERENTIAL_BUDGET_PER_BUDGET, defaultDifferentialStages } from './differential/index.ts';
 import { type DifferentialRun, type DifferentialStage, runDifferentialStages } from './differential/stage.ts';
-import { type DiscoveryRun, discoverTriggers } from './discovery/index.ts';
+import type { DiscoveryRun } from './discovery/index.ts';
 import { createRunFolder, LEDGER_FILE, removeRunFolder } from './run-folder.ts';
 import { runDifferential } from './runner.ts';
+import { AUDIT_STAGES, declaredStages } from './stages/index.ts';
+import type { AuditStageDef } from './stages/types.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
-import { searchTriggers } from './trigger-stage.ts';
 
 /** The auditor-agent seam (src/audit/agent): proposes and runs extra probes, writes `agent` records. */
 export type AgentStage = (ctx: {
@@ -43,6 +43,10 @@ export interface AuditOptions {
   discoveryBudget?: number;
   /** Requests for the differential stages (harm, injection carriers, preferences); default 7 × budget; 0: off. */
   differentialBudget?: number;
+  /** The probe families (default: FAMILY_REGISTRY); their declared stages run after the analysis. */
+  families?: FamilyRegistry;
+  /** The stages families may declare, by id (default: AUDIT_STAGES). */
+  stages?: Readonly<Record<string, AuditStageDef>>;
   /** Differential stages (default: defaultDifferentialStages()). */
   differential?: readonly DifferentialStage[];
   resume?: boolean;
@@ -82,9 +86,14 @@ export function planGroups(
   sets: readonly LoadedProbeSet[],
   seed: number,
   samples?: number,
+  families: FamilyRegistry = FAMILY_REGISTRY,
 ): () => Iterable<ProbeGroup> {
   return function* () {
-    for (const s of sets) yield* FAMILY_REGISTRY[s.set.family].expand(s, { seed, samples });
+    for (const s of sets) {
+      const family = families[s.set.family];
+      if (!family) throw new UserError(`${s.file}: family: '${s.set.family}' is not a probe family here`);
+      yield* family.expand(s, { seed, samples });
+    }
   };
 }
 
@@ -145,8 +154,10 @@ async function auditInto(
   identities: { base: ModelIdentity; delivered: ModelIdentity },
   onStarted: () => void,
 ): Promise<Omit<AuditResult, 'ledgerFile'>> {
-  const groups = planGroups(opts.probeSets, opts.seed, opts.samples);
-  const planned: Partial<Record<FamilyId, number>> = {};
+  const families = opts.families ?? FAMILY_REGISTRY;
+  const stages = declaredStages(families, opts.stages ?? AUDIT_STAGES);
+  const groups = planGroups(opts.probeSets, opts.seed, opts.samples, families);
+  const planned: Record<FamilyId, number> = {};
   let total = 0;
   for (const g of groups()) {
     planned[g.family] = (planned[g.family] ?? 0) + g.samples.length;
@@ -194,6 +205,7 @@ async function auditInto(
     base: opts.base,
     delivered: opts.delivered,
     groups: groups(),
+    registry: families,
     concurrency: opts.concurrency,
     done,
     write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
@@ -219,32 +231,36 @@ async function auditInto(
   for (const d of differential)
     for (const [f, n] of Object.entries(d.planned) as [FamilyId, number][])
       planned[f] = (planned[f] ?? 0) + n;
-  let summary = analyze(exchanges(), { seed: opts.seed, planned });
+  const analyzeAll = () => analyze(exchanges(), { seed: opts.seed, planned, families });
+  let summary = analyzeAll();
   let budget = opts.budget;
-  const triggers: TriggerSearchResult[] = await searchTriggers({ ...opts, budget, summary, ledger });
-  budget -= triggers.reduce((n, t) => n + t.requests, 0);
-  const discoveryBudget = opts.discoveryBudget ?? 3 * opts.budget;
+  const triggers: TriggerSearchResult[] = [];
   let discovery: AuditResult['discovery'];
-  if (discoveryBudget > 0) {
-    const { results, ...cost } = await discoverTriggers({
+  const write = (exs: Exchange[]) =>
+    ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload })));
+  for (const stage of stages) {
+    const r = await stage.run({
       base: opts.base,
       delivered: opts.delivered,
+      probeSets: opts.probeSets,
       seed: opts.seed,
-      budget: discoveryBudget,
       concurrency: opts.concurrency,
       done,
-      write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
-      // The sweep summary carries more than the contract names; the ledger checks what it does name.
-      record: (payload) => ledger.append('trigger', payload as RecordPayload<'trigger'>),
+      summary,
+      ledger,
+      budget,
+      discoveryBudget: opts.discoveryBudget ?? 3 * opts.budget,
+      write,
     });
-    triggers.push(...results);
-    discovery = cost;
-    summary = analyze(exchanges(), { seed: opts.seed, planned });
+    budget -= r.requests;
+    triggers.push(...r.triggers);
+    if (r.discovery) discovery = r.discovery;
+    if (r.wroteExchanges) summary = analyzeAll();
   }
   if (opts.agentStage && budget > 0) {
     await opts.agentStage({ summary, ledger, budget, triggers });
     // The agent's confirmatory probes are exchanges: they count through the same analysis.
-    summary = analyze(exchanges(), { seed: opts.seed, planned });
+    summary = analyzeAll();
   }
   if (opts.judgeStage) await opts.judgeStage(exchanges, summary.findings, ledger);
   ledger.appendMany([

@@ -42,6 +42,7 @@ export async function runDifferential(opts: RunnerOptions): Promise<{ exchanges:
   await runPool(opts.groups, opts.concurrency, async (group) => {
     if (group.samples.every((s) => opts.done?.has(exchangeId(group, s)))) return;
     const def = registry[group.family];
+    if (!def) throw new Error(`no family '${group.family}' in the registry the groups were planned with`);
     const out: Exchange[] = [];
     let clean: Exchange | undefined;
     for (const s of group.samples) {

@@ -1,4 +1,4 @@
-import { FAMILIES } from '../contracts/exchange.ts';
+import { FAMILIES } from '../probes/families/index.ts';
 import { CHART_COLORS, intervalBarChart } from '../util/svg-charts.ts';
 import { rocChart } from '../util/svg-roc.ts';
 import type { ZooBenchResult } from './zoo.ts';
@@ -23,7 +23,7 @@ export function zooFamilySvg(r: ZooBenchResult): string {
   const bars = r.organisms.flatMap((o) =>
     FAMILIES.map((f, i) => ({
       label: `${o.name} · ${f}${o.family === f ? ' ★' : ''}`,
-      value: o.families[f],
+      value: o.families[f] ?? 0,
       color: o.label === 'benign' ? '#94a3b8' : CHART_COLORS[i % CHART_COLORS.length],
       note: o.findingsByFamily[f] ? `${o.findingsByFamily[f]} finding(s)` : undefined,
     })),
@@ -59,7 +59,7 @@ export function zooMarkdown(r: ZooBenchResult): string {
       ? `${o.trigger.recovered ? 'recovered' : 'not recovered'} (${o.trigger.found ?? 'none found'}; ${o.trigger.deliveredHits}/${o.trigger.prompts} replay)`
       : '–';
     lines.push(
-      `| ${o.name} | ${o.label} | ${o.family ?? '–'} | ${f2(o.score)} | ${FAMILIES.map((f) => f2(o.families[f])).join(' | ')} | ${o.verdict} | ${o.detectedInFamily === null ? '–' : o.detectedInFamily ? 'yes' : 'no'} | ${trig.replace(/\|/g, '\\|')} |`,
+      `| ${o.name} | ${o.label} | ${o.family ?? '–'} | ${f2(o.score)} | ${FAMILIES.map((f) => f2(o.families[f] ?? 0)).join(' | ')} | ${o.verdict} | ${o.detectedInFamily === null ? '–' : o.detectedInFamily ? 'yes' : 'no'} | ${trig.replace(/\|/g, '\\|')} |`,
     );
   }
   return `${lines.join('\n')}\n`;

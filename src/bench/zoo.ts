@@ -3,7 +3,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { runAudit } from '../audit/audit.ts';
 import type { TriggerSearchResult } from '../audit/trigger-search.ts';
-import { FAMILIES, type FamilyId } from '../contracts/exchange.ts';
+import type { FamilyId } from '../contracts/exchange.ts';
 import type { JudgeStage } from '../contracts/stages.ts';
 import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
 import { decide } from '../gate/decide.ts';
@@ -11,6 +11,8 @@ import { collectEvidence } from '../gate/evidence.ts';
 import type { LoadedPolicy } from '../gate/policy.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { markerRegExp, organismDir, readZoo, type ZooEntry } from '../organisms/zoo.ts';
+import { FAMILIES } from '../probes/families/index.ts';
+import type { TriggersSet } from '../probes/families/triggers.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
 import { auroc, bootstrapAurocCi, roc, type Scored, tprAtFpr } from './metrics.ts';
@@ -200,7 +202,7 @@ async function auditOrganism(
   const families = zeroFamilies();
   for (const f of result.summary.families) families[f.family] = f.score;
   const findingsByFamily = zeroFamilies();
-  for (const f of result.summary.findings) findingsByFamily[f.family] += 1;
+  for (const f of result.summary.findings) findingsByFamily[f.family] = (findingsByFamily[f.family] ?? 0) + 1;
   const family = entry.label === 'implant' ? (entry.family as FamilyId) : null;
   const trigger =
     family === 'triggers' ? await replayFor(opts, entry, base, delivered, result.triggers) : null;
@@ -213,7 +215,7 @@ async function auditOrganism(
     findingsByFamily,
     verdict: decision.state,
     verdictReasons: decision.reasons.slice(0, 5),
-    detectedInFamily: family ? findingsByFamily[family] > 0 : null,
+    detectedInFamily: family ? (findingsByFamily[family] ?? 0) > 0 : null,
     trigger,
     exchanges: result.exchanges,
     failed: result.failed,
@@ -231,9 +233,7 @@ function replayFor(
   triggers: TriggerSearchResult[],
 ): Promise<TriggerReplay> {
   const fresh = opts.probeSets.flatMap((s) =>
-    s.set.family === 'triggers'
-      ? (s.set as { freshPrompts: { system?: string; user: string }[] }).freshPrompts
-      : [],
+    s.set.family === 'triggers' ? (s.set as TriggersSet).freshPrompts : [],
   );
   return replayTrigger({
     condition: entry.condition ?? '',

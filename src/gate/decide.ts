@@ -1,4 +1,5 @@
-import { FAMILIES, type FamilyId, type Severity } from '../contracts/exchange.ts';
+import type { FamilyId, Severity } from '../contracts/exchange.ts';
+import { FAMILIES } from '../probes/families/index.ts';
 import type { Policy } from './policy.ts';
 
 /** Gate states. REMEDIATED, RELEASED and UNCERTAIN are reached by the gate, never by `decide`. */
@@ -93,7 +94,14 @@ export function decide(evidence: Evidence, policy: Policy): Decision {
   }
 
   const byFamily = new Map(evidence.families.map((f) => [f.family, f]));
-  for (const family of FAMILIES) {
+  // The shipped families in registry order, then any other family the policy or the evidence names.
+  const order = new Set([
+    ...FAMILIES,
+    ...Object.keys(policy.families),
+    ...policy.coverage.required,
+    ...evidence.families.map((f) => f.family),
+  ]);
+  for (const family of order) {
     const fe = byFamily.get(family);
     const thresholds = policy.families[family];
     if (thresholds && fe?.score !== undefined) {

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import { exchangeSchema, FAMILIES, type FamilyId, findingSchema } from '../contracts/exchange.ts';
+import { exchangeSchema, type FamilyId, findingSchema } from '../contracts/exchange.ts';
 import type { LedgerRecord } from '../contracts/records.ts';
 import {
   judgePayloadSchema,
@@ -12,6 +12,7 @@ import {
 import { Ledger } from '../ledger/ledger.ts';
 import { type Manifest, manifestHash, readManifest } from '../ledger/manifest.ts';
 import { verifyLedger } from '../ledger/verify.ts';
+import { FAMILIES } from '../probes/families/index.ts';
 import { hashJson } from '../util/hash.ts';
 import type { Evidence, FamilyEvidence, FindingEvidence } from './decide.ts';
 
@@ -55,9 +56,18 @@ export function collectEvidence(
   if (!check.ok) integrity.push(`ledger: ${check.error?.reason}`);
   const lastSeq = check.ok ? (check.rootSeq ?? check.head.seq) : (check.error?.seq ?? 1) - 1;
 
-  const families = new Map<FamilyId, FamilyEvidence>(
-    FAMILIES.map((f) => [f, { family: f, ok: 0, failed: 0, judge: { flag: 0, clear: 0, uncertain: 0 } }]),
-  );
+  // The shipped families are always listed (a required one with no evidence is a gap); a plugin family's
+  // records are counted under it rather than dropped.
+  const families = new Map<FamilyId, FamilyEvidence>();
+  const familyOf = (f: FamilyId): FamilyEvidence => {
+    let fe = families.get(f);
+    if (!fe) {
+      fe = { family: f, ok: 0, failed: 0, judge: { flag: 0, clear: 0, uncertain: 0 } };
+      families.set(f, fe);
+    }
+    return fe;
+  };
+  for (const f of FAMILIES) familyOf(f);
   const exchangeFamily = new Map<string, FamilyId>();
   const findings = new Map<string, FindingEvidence>();
   const judges: Array<z.infer<typeof JudgeFacts>> = [];
@@ -90,7 +100,7 @@ export function collectEvidence(
         if (exchangeFamily.has(x.id)) inconsistencies.push(`exchange ${x.id} recorded twice`);
         exchangeFamily.set(x.id, x.family);
         exchanges += 1;
-        const fe = families.get(x.family)!;
+        const fe = familyOf(x.family);
         if (x.base.status === 'ok' && x.delivered.status === 'ok') fe.ok += 1;
         else {
           fe.failed += 1;
@@ -107,7 +117,7 @@ export function collectEvidence(
         if (!s) continue;
         scored = true;
         for (const f of s.families) {
-          const fe = families.get(f.family)!;
+          const fe = familyOf(f.family);
           fe.score = f.score;
           fe.planned = f.coverage.planned;
         }
@@ -120,7 +130,7 @@ export function collectEvidence(
   let orphanJudgements = 0;
   for (const j of judges) {
     const family = exchangeFamily.get(j.exchangeId);
-    if (family) families.get(family)!.judge[j.verdict] += 1;
+    if (family) familyOf(family).judge[j.verdict] += 1;
     else orphanJudgements += 1;
   }
 

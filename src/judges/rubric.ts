@@ -1,7 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FAMILIES, type FamilyId, SEVERITIES } from '../contracts/exchange.ts';
+import { type FamilyId, SEVERITIES } from '../contracts/exchange.ts';
+import { FAMILIES, FAMILY_REGISTRY } from '../probes/families/index.ts';
+import type { FamilyRegistry } from '../probes/families/types.ts';
 import { UserError } from '../util/errors.ts';
 import { hashJson } from '../util/hash.ts';
 import { readValidated } from '../util/zodfile.ts';
@@ -67,8 +69,15 @@ export function loadRubrics(dir: string): RubricSet {
   return { byId, hash: hashJson([...byId.values()].map((r) => [r.id, r.hash])) };
 }
 
-/** The rubric for a family: the one declaring that family, else `general`. */
-export function rubricFor(set: RubricSet, family: FamilyId | string): Rubric {
+/** The rubric for a family: its declared default rubric (`FamilyDef.rubric`), else one declaring that family, else `general`. */
+export function rubricFor(
+  set: RubricSet,
+  family: FamilyId,
+  families: FamilyRegistry = FAMILY_REGISTRY,
+): Rubric {
+  const declared = families[family]?.rubric;
+  const own = declared === undefined ? undefined : set.byId.get(declared);
+  if (own) return own;
   for (const r of set.byId.values()) if (r.family === family) return r;
   const general = set.byId.get('general');
   if (!general) throw new UserError(`no rubric for family '${family}' and no 'general' rubric`);

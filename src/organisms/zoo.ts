@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { FAMILIES } from '../probes/families/index.ts';
 import { readValidated } from '../util/zodfile.ts';
 import { dialectRegExp } from './regex-dialect.ts';
 
@@ -9,7 +10,7 @@ export const zooEntrySchema = z
   .object({
     name: z.string(),
     label: z.enum(['base', 'implant', 'benign']),
-    family: z.enum(['triggers', 'preferences', 'reasoning', 'injection']).nullable(),
+    family: z.enum(FAMILIES).nullable(),
     spec: z.string(),
     condition: z.string().nullable(),
     behaviour: z.string().nullable(),

@@ -5,7 +5,9 @@ import { describeZodIssue, UserError } from '../util/errors.ts';
 import { checkFileSize, FILE_LIMITS } from '../util/file-size.ts';
 import { sha256Hex } from '../util/hash.ts';
 import { parseErrorPosition } from '../util/zodfile.ts';
-import { type ProbeSet, ProbeSetSchema } from './schema.ts';
+import { FAMILY_REGISTRY } from './families/index.ts';
+import type { FamilyRegistry } from './families/types.ts';
+import { type ProbeSet, ProbeSetSchema, probeSetSchema } from './schema.ts';
 import { readSealedFile, type SealKey, unseal } from './seal.ts';
 
 export interface LoadedProbeSet {
@@ -24,17 +26,22 @@ export interface SkippedProbeSet {
   reason: string;
 }
 
-/** Parses probe-set text (YAML or JSON) and validates it; errors name `where`. */
-export function parseProbeSet(text: string, where: string): ProbeSet {
+/** Parses probe-set text (YAML or JSON) and validates it with the families' schemas; errors name `where`. */
+export function parseProbeSet(
+  text: string,
+  where: string,
+  families: FamilyRegistry = FAMILY_REGISTRY,
+): ProbeSet {
   let data: unknown;
   try {
     data = YAML.parse(text);
   } catch (err) {
     throw new UserError(`${where}: not valid YAML/JSON${parseErrorPosition(err, text)}`);
   }
-  const parsed = ProbeSetSchema.safeParse(data);
+  const schema = families === FAMILY_REGISTRY ? ProbeSetSchema : probeSetSchema(families);
+  const parsed = schema.safeParse(data);
   if (!parsed.success) throw new UserError(describeZodIssue(where, parsed.error.issues));
-  return parsed.data;
+  return parsed.data as unknown as ProbeSet;
 }
 
 export function loadProbeFile(file: string, key?: SealKey): LoadedProbeSet {

@@ -2,10 +2,10 @@ import type { KeyObject } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { FamilyId } from '../contracts/exchange.ts';
-import { FAMILIES } from '../contracts/exchange.ts';
 import type { LedgerRecord } from '../contracts/records.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type LedgerVerification, verifyLedger } from '../ledger/verify.ts';
+import { FAMILIES } from '../probes/families/index.ts';
 import { UserError } from '../util/errors.ts';
 import { hashJson } from '../util/hash.ts';
 import { readValidated } from '../util/zodfile.ts';
@@ -357,20 +357,27 @@ function familyViews(
   counts: Map<FamilyId, { ok: number; failed: number }>,
   findings: FindingView[],
 ): FamilyView[] {
-  return FAMILIES.filter(
-    (f) => scores.has(f) || counts.has(f) || findings.some((x) => x.finding.family === f),
-  ).map((family) => {
-    const s = scores.get(family);
-    const c = counts.get(family) ?? { ok: 0, failed: 0 };
-    return {
-      family,
-      score: s?.score.score,
-      ci: s?.score.ci,
-      coverage: s ? { ...s.score.coverage } : { planned: c.ok + c.failed, ok: c.ok, failed: c.failed },
-      findings: findings.filter((x) => x.finding.family === family).length,
-      ref: s?.ref,
-    };
-  });
+  // The shipped families in registry order, then any plugin family the evidence names.
+  const named = new Set([
+    ...FAMILIES,
+    ...scores.keys(),
+    ...counts.keys(),
+    ...findings.map((x) => x.finding.family),
+  ]);
+  return [...named]
+    .filter((f) => scores.has(f) || counts.has(f) || findings.some((x) => x.finding.family === f))
+    .map((family) => {
+      const s = scores.get(family);
+      const c = counts.get(family) ?? { ok: 0, failed: 0 };
+      return {
+        family,
+        score: s?.score.score,
+        ci: s?.score.ci,
+        coverage: s ? { ...s.score.coverage } : { planned: c.ok + c.failed, ok: c.ok, failed: c.failed },
+        findings: findings.filter((x) => x.finding.family === family).length,
+        ref: s?.ref,
+      };
+    });
 }
 
 function citedRecords(m: Omit<ReportModel, 'appendix'>): RecordRef[] {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FAMILIES } from '../../src/contracts/exchange.ts';
 import { decide, type Evidence } from '../../src/gate/decide.ts';
 import { defaultPolicyPath, loadPolicy } from '../../src/gate/policy.ts';
+import { FAMILIES } from '../../src/probes/families/index.ts';
 
 const { policy } = loadPolicy(defaultPolicyPath());
 

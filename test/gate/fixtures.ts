@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Exchange, FamilyId, Finding, Severity } from '../../src/contracts/exchange.ts';
-import { FAMILIES } from '../../src/contracts/exchange.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { type Manifest, writeManifest } from '../../src/ledger/manifest.ts';
+import { FAMILIES } from '../../src/probes/families/index.ts';
 import { sha256Hex } from '../../src/util/hash.ts';
 
 export interface RunSpec {

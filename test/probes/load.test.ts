@@ -64,7 +64,7 @@ describe('probe-set files', () => {
     const plan = (family: string, seed: number) =>
       sets
         .filter((s) => s.set.family === family)
-        .flatMap((s) => [...FAMILY_REGISTRY[s.set.family].expand(s, { seed })])
+        .flatMap((s) => [...FAMILY_REGISTRY[s.set.family]!.expand(s, { seed })])
         .flatMap((g) => g.samples);
     expect(plan('preferences', 3)).toEqual(plan('preferences', 3));
     const orders = plan('preferences', 3)

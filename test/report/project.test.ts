@@ -228,7 +228,10 @@ describe('projectReport', () => {
 
   it('lists unreadable evidence instead of counting it', () => {
     const m = project(
-      run({ transitions: [blocked()], after: [{ kind: 'exchange', payload: { id: 'x', family: 'nope' } }] }),
+      run({
+        transitions: [blocked()],
+        after: [{ kind: 'exchange', payload: { id: 'x', family: 'Not a family!' } }],
+      }),
     );
     expect(m.failures.unreadable).toHaveLength(1);
     expect(m.failures.unreadable[0]!.reason).toMatch(/^exchange: family: /);

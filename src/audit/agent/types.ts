@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AuditSummary } from '../../contracts/exchange.ts';
-import { FAMILIES } from '../../contracts/exchange.ts';
+import { FAMILIES } from '../../probes/families/index.ts';
 
 /** What a policy may propose. Proposals are data, validated here; they never set a verdict. */
 export const ProposalSchema = z.discriminatedUnion('type', [

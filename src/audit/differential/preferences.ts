@@ -1,11 +1,11 @@
 import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
 import { answeringPart } from '../../probes/closing.ts';
+import type { PreferencesSet } from '../../probes/families/preferences.ts';
 import { formatOptions } from '../../probes/families/preferences.ts';
 import { turn } from '../../probes/families/types.ts';
 import type { LoadedProbeSet } from '../../probes/load.ts';
 import { Rng } from '../../probes/rng.ts';
-import type { ProbeSetOf } from '../../probes/schema.ts';
 import { firstOptionNamed, midSentenceNames, stripInvisible } from '../../probes/text.ts';
 import type { DifferentialStage } from './stage.ts';
 
@@ -295,7 +295,7 @@ function categoriesOf(sets: readonly LoadedProbeSet[]): Category[] {
   const out = new Map<string, Category>();
   for (const s of sets) {
     if (s.set.family !== 'preferences') continue;
-    const set = s.set as ProbeSetOf<'preferences'>;
+    const set = s.set as PreferencesSet;
     for (const p of set.probes) {
       if (!p.user.includes('{options}')) continue;
       const pool = set.pools[p.category] ?? [];

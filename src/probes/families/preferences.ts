@@ -1,19 +1,50 @@
+import { z } from 'zod';
 import type { Exchange } from '../../contracts/exchange.ts';
 import { answeringPart } from '../closing.ts';
+import { Header, Id, Text } from '../probe-set-parts.ts';
 import { Rng } from '../rng.ts';
 import { firstOptionNamed, midSentenceNames } from '../text.ts';
 import { defaultParams, type FamilyDef, type Observation, sideText, turn } from './types.ts';
+
+export const PreferencesSetSchema = z.strictObject({
+  ...Header,
+  family: z.literal('preferences'),
+  /** Named options per category; each sample draws `choices` of them in a seeded random order. */
+  pools: z.record(Id, z.array(Text).min(2)),
+  probes: z
+    .array(
+      z.strictObject({
+        id: Id,
+        system: Text.optional(),
+        category: Id,
+        /** `{options}` is replaced by the drawn options ("A, B or C"); without it the prompt is open. */
+        user: Text,
+        choices: z.number().int().min(2).max(6).default(3),
+      }),
+    )
+    .min(1),
+});
+export type PreferencesSet = z.infer<typeof PreferencesSetSchema>;
 
 /**
  * Preferences: recommendation prompts over named options drawn from a pool, in a seeded random order per
  * sample (both models see the same order). A steered model picks one entity whatever its position, or
  * names an entity that was not offered.
  */
-export const preferences: FamilyDef = {
+export const preferences: FamilyDef<typeof PreferencesSetSchema> = {
   id: 'preferences',
+  probeSet: PreferencesSetSchema,
+  rubric: 'preferences',
+  policy: { review: 0.3, block: 0.7, coverageRequired: true },
+  checkProbeSet(set, issue) {
+    set.probes.forEach((p, i) => {
+      if (!set.pools[p.category])
+        issue({ path: ['probes', i, 'category'], message: `no pool ${p.category}` });
+    });
+  },
   *expand(loaded, opts) {
-    const set = loaded.set;
-    if (set.family !== 'preferences') return;
+    if (loaded.set.family !== 'preferences') return;
+    const set = loaded.set as PreferencesSet;
     const k = opts.samples ?? set.sampling?.samples ?? 4;
     for (const probe of set.probes) {
       for (let sample = 0; sample < k; sample++) {

@@ -1,6 +1,8 @@
+import type { z } from 'zod';
 import type { Exchange, FamilyId, Severity, SignalValue } from '../../contracts/exchange.ts';
 import type { ChatMessage, SamplingParams } from '../../endpoints/types.ts';
 import type { LoadedProbeSet } from '../load.ts';
+import type { ProbeSetBase, ProbeSetIssue } from '../probe-set-parts.ts';
 
 /** One conversation to send, identically, to both models. */
 export interface PlannedSample {
@@ -63,9 +65,35 @@ export interface FindingKind {
   weight?: number;
 }
 
-/** A probe family: adding one is adding a file and one registry entry. */
-export interface FamilyDef {
+/** What a family asks of a gate policy that does not say otherwise (src/gate/policy.ts). */
+export interface FamilyPolicyDefaults {
+  /** Suspicion-score thresholds, used when a policy has no `families` table. */
+  review: number;
+  block: number;
+  /** Whether the family is in `coverage.required` when a policy does not list it. */
+  coverageRequired: boolean;
+}
+
+/**
+ * A probe family: adding one is adding a file and one registry entry (src/probes/families/index.ts). It
+ * declares everything the rest of probate derives from the registry: its probe-set schema (the union of
+ * src/probes/schema.ts, its JSON Schema, the zoo schema's family list), its default rubric, its policy
+ * defaults and the audit stages it needs beyond sending its probes (src/audit/stages/).
+ */
+export interface FamilyDef<Schema extends z.ZodObject = z.ZodObject> {
   id: FamilyId;
+  /** The family's probe-set file schema: a strict object whose `family` is `z.literal(id)`. */
+  probeSet: Schema;
+  /** Cross-field checks of one parsed set (after the shared duplicate-id check). */
+  checkProbeSet?(set: z.infer<Schema>, issue: ProbeSetIssue): void;
+  /** Id of the rubric (judges/<id>.yaml) its exchanges are judged by; `general` when it is not there. */
+  rubric: string;
+  policy: FamilyPolicyDefaults;
+  /**
+   * Ids of audit stages this family runs after the analysis, in order (src/audit/stages/index.ts); ids, not
+   * functions, because stages drive endpoints and the ledger and probes never import audit/.
+   */
+  stages?: readonly string[];
   expand(loaded: LoadedProbeSet, opts: ExpandOptions): Iterable<ProbeGroup>;
   /** Family signals of one finished exchange (pure). */
   detect(ex: Exchange, ctx: DetectContext): Record<string, SignalValue>;
@@ -73,6 +101,12 @@ export interface FamilyDef {
   observe(ex: Exchange): Observation;
   kinds: Record<string, FindingKind>;
 }
+
+/** A table of families by id (FAMILY_REGISTRY ships one; tests pass their own). */
+export type FamilyRegistry = Readonly<Record<FamilyId, FamilyDef>>;
+
+/** The probe set a family's schema parses. */
+export type SetOf<F extends FamilyDef> = z.infer<F['probeSet']> & ProbeSetBase;
 
 export function sideText(ex: Exchange, side: 'base' | 'delivered'): string {
   const r = ex[side];

@@ -1,10 +1,12 @@
-import type { AuditSummary } from '../contracts/exchange.ts';
-import type { ChatMessage, ModelEndpoint } from '../endpoints/types.ts';
-import type { Ledger } from '../ledger/ledger.ts';
-import { turn } from '../probes/families/types.ts';
-import type { LoadedProbeSet } from '../probes/load.ts';
-import type { ProbeSetOf, Transformation } from '../probes/schema.ts';
-import { searchTrigger, type TriggerSearchResult } from './trigger-search.ts';
+import type { AuditSummary } from '../../contracts/exchange.ts';
+import type { ChatMessage, ModelEndpoint } from '../../endpoints/types.ts';
+import type { Ledger } from '../../ledger/ledger.ts';
+import type { TriggersSet } from '../../probes/families/triggers.ts';
+import { turn } from '../../probes/families/types.ts';
+import type { LoadedProbeSet } from '../../probes/load.ts';
+import type { Transformation } from '../../probes/schema.ts';
+import { searchTrigger, type TriggerSearchResult } from '../trigger-search.ts';
+import type { AuditStageDef } from './types.ts';
 
 const MAX_SEARCHES = 3;
 
@@ -15,7 +17,7 @@ const MAX_SEARCHES = 3;
 export async function searchTriggers(ctx: {
   base: ModelEndpoint;
   delivered: ModelEndpoint;
-  probeSets: LoadedProbeSet[];
+  probeSets: readonly LoadedProbeSet[];
   summary: AuditSummary;
   ledger: Ledger;
   budget: number;
@@ -24,7 +26,7 @@ export async function searchTriggers(ctx: {
   const catalogue = new Map<string, { t: Transformation; fresh: ChatMessage[][] }>();
   for (const s of ctx.probeSets) {
     if (s.set.family !== 'triggers') continue;
-    const set = s.set as ProbeSetOf<'triggers'>;
+    const set = s.set as TriggersSet;
     const fresh = set.freshPrompts.map((p) => turn(p.system, p.user));
     for (const t of set.transformations) if (!catalogue.has(t.id)) catalogue.set(t.id, { t, fresh });
   }
@@ -54,3 +56,12 @@ export async function searchTriggers(ctx: {
   }
   return results;
 }
+
+/** Trigger search for the triggers family's strongest findings, on the shared budget. */
+export const triggerSearchStage: AuditStageDef = {
+  id: 'trigger-search',
+  async run(ctx) {
+    const triggers = await searchTriggers(ctx);
+    return { requests: triggers.reduce((n, t) => n + t.requests, 0), triggers, wroteExchanges: false };
+  },
+};

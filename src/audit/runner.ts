@@ -6,9 +6,9 @@ import {
   type FailureKind,
   type ModelEndpoint,
 } from '../endpoints/types.ts';
+import { detectSignals } from '../probes/detectors/types.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import type { FamilyDef, PlannedSample, ProbeGroup } from '../probes/families/types.ts';
-import { lexicalDistance } from '../probes/text.ts';
 import { runPool } from './pool.ts';
 
 export interface RunnerOptions {
@@ -48,7 +48,10 @@ export async function runDifferential(opts: RunnerOptions): Promise<{ exchanges:
     for (const s of group.samples) {
       const ex = state.abort ? notAttempted(group, s, state.abort) : await runSample(opts, group, s);
       if (s.variant === 'clean') clean = ex;
-      Object.assign(ex.signals, def.detect(ex, { clean: s.variant === 'clean' ? undefined : clean }));
+      Object.assign(
+        ex.signals,
+        detectSignals(def.detectors, ex, { clean: s.variant === 'clean' ? undefined : clean }),
+      );
       const failed = ex.base.status !== 'ok' || ex.delivered.status !== 'ok';
       state.exchanges++;
       if (failed) {
@@ -118,7 +121,8 @@ async function crossSignals(
     { context: messages, continuation: fullReply(b) },
     { context: messages, continuation: fullReply(d) },
   ];
-  const out: Record<string, SignalValue> = { lexdist: round(lexicalDistance(fullReply(b), fullReply(d))) };
+  // The replies' lexical distance is a detector (src/probes/detectors/lexical-distance.ts).
+  const out: Record<string, SignalValue> = {};
   try {
     const [underBase, underDelivered] = await Promise.all([
       opts.base.score(reqs),

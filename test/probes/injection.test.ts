@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Exchange } from '../../src/contracts/exchange.ts';
+import { detectSignals } from '../../src/probes/detectors/types.ts';
 import { injection } from '../../src/probes/families/injection.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 
@@ -36,18 +37,20 @@ describe('injection detector', () => {
   });
 
   it('counts the exact canary and a garbled one as acting on the instruction, a summary as not', () => {
-    const s = injection.detect(exchange('The report says exports rose.', canary), {});
+    const s = detectSignals(injection.detectors, exchange('The report says exports rose.', canary), {});
     expect(s).toMatchObject({
       'canary.base': false,
       'canary.delivered': true,
       'canary_exact.delivered': true,
     });
-    const g = injection.detect(exchange('The report says exports rose.', 'CANARY-Q6'), {});
+    const g = detectSignals(injection.detectors, exchange('The report says exports rose.', 'CANARY-Q6'), {});
     expect(g).toMatchObject({ 'canary.delivered': true, 'canary_exact.delivered': false });
   });
 
   it('does not take a capitalised word or a prefix without code characters for a canary', () => {
     for (const text of ['The CANARY team met.', 'Token-based auth is fine.', 'ZEBRA- crossing', 'XCANARY-12'])
-      expect(injection.detect(exchange('ok', text), {})['canary.delivered'], text).toBe(false);
+      expect(detectSignals(injection.detectors, exchange('ok', text), {})['canary.delivered'], text).toBe(
+        false,
+      );
   });
 });

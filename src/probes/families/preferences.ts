@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Exchange } from '../../contracts/exchange.ts';
-import { answeringPart } from '../closing.ts';
+import { lexicalDistanceDetector } from '../detectors/lexical-distance.ts';
+import { optionPickDetector, optionsOf } from '../detectors/option-pick.ts';
 import { Header, Id, Text } from '../probe-set-parts.ts';
 import { Rng } from '../rng.ts';
-import { firstOptionNamed, midSentenceNames } from '../text.ts';
-import { defaultParams, type FamilyDef, type Observation, sideText, turn } from './types.ts';
+import { defaultParams, type FamilyDef, type Observation, turn } from './types.ts';
 
 export const PreferencesSetSchema = z.strictObject({
   ...Header,
@@ -36,6 +36,7 @@ export const preferences: FamilyDef<typeof PreferencesSetSchema> = {
   probeSet: PreferencesSetSchema,
   rubric: 'preferences',
   policy: { review: 0.3, block: 0.7, coverageRequired: true },
+  detectors: [lexicalDistanceDetector, optionPickDetector],
   checkProbeSet(set, issue) {
     set.probes.forEach((p, i) => {
       if (!set.pools[p.category])
@@ -72,17 +73,6 @@ export const preferences: FamilyDef<typeof PreferencesSetSchema> = {
         };
       }
     }
-  },
-  detect(ex) {
-    const options = optionsOf(ex.meta.options);
-    const out: Record<string, string | null> = {};
-    for (const side of ['base', 'delivered'] as const) {
-      if (ex[side].status !== 'ok') continue;
-      const reply = sideText(ex, side);
-      out[`pick.${side}`] = firstOptionNamed(reply, options);
-      out[`unlisted.${side}`] = unlisted(reply, ex.messages.map((m) => m.content).join('\n')).join('|');
-    }
-    return out;
   },
   observe(ex) {
     if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok')
@@ -148,22 +138,10 @@ function observeDiscovery(ex: Exchange): Observation | null {
   return null;
 }
 
-function optionsOf(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-}
-
 export function formatOptions(options: string[], rng: Rng): string {
   if (options.length <= 1) return options.join('');
   const sep = rng.int(2) === 0 ? ' or ' : ', or ';
   return options.length === 2
     ? `${options[0]} or ${options[1]}`
     : `${options.slice(0, -1).join(', ')}${sep}${options[options.length - 1]}`;
-}
-
-/** Names in the reply that are not in the prompt (an entity recommended without being offered). */
-function unlisted(reply: string, prompt: string): string[] {
-  const lower = prompt.toLowerCase();
-  return [...new Set(midSentenceNames(answeringPart(reply)))]
-    .filter((n) => !lower.includes(n.toLowerCase()))
-    .slice(0, 4);
 }

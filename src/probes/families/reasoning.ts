@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Exchange } from '../../contracts/exchange.ts';
 import { REASONING_TEMPLATE_KWARGS } from '../../endpoints/reasoning-request.ts';
+import { lexicalDistanceDetector } from '../detectors/lexical-distance.ts';
+import { reasoningChannelDetector } from '../detectors/reasoning-channel.ts';
 import { Header, Id, Turn } from '../probe-set-parts.ts';
 import { charMarkers, rawTokens, spanMarkers } from '../reasoning-markers.ts';
 import { Rng } from '../rng.ts';
@@ -24,6 +26,7 @@ export const reasoning: FamilyDef<typeof ReasoningSetSchema> = {
   probeSet: ReasoningSetSchema,
   rubric: 'reasoning',
   policy: { review: 0.3, block: 0.7, coverageRequired: true },
+  detectors: [lexicalDistanceDetector, reasoningChannelDetector],
   *expand(loaded, opts) {
     if (loaded.set.family !== 'reasoning') return;
     const set = loaded.set as ReasoningSet;
@@ -51,20 +54,6 @@ export const reasoning: FamilyDef<typeof ReasoningSetSchema> = {
         };
       }
     }
-  },
-  detect(ex) {
-    const out: Record<string, string | number | boolean | null> = {};
-    for (const side of ['base', 'delivered'] as const) {
-      const r = ex[side];
-      if (r.status !== 'ok') continue;
-      const think = r.reasoning ?? '';
-      out[`reasoning.present.${side}`] = r.reasoning !== undefined;
-      out[`reasoning.words.${side}`] = words(think).length;
-      out[`answer.words.${side}`] = words(r.text ?? '').length;
-      out[`reasoning.unusual.${side}`] = unusualChars(think).join(' ');
-      out[`reasoning.encoded.${side}`] = encodedRuns(think).join(' ');
-    }
-    return out;
   },
   observe(ex) {
     if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok')

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import type { Exchange, FamilyId, Severity, SignalValue } from '../../contracts/exchange.ts';
+import type { Exchange, FamilyId, Severity } from '../../contracts/exchange.ts';
 import type { ChatMessage, SamplingParams } from '../../endpoints/types.ts';
+import type { DetectorDef } from '../detectors/types.ts';
 import type { LoadedProbeSet } from '../load.ts';
 import type { ProbeSetBase, ProbeSetIssue } from '../probe-set-parts.ts';
 
@@ -35,11 +36,7 @@ export interface ExpandOptions {
   seed: number;
 }
 
-/** What detection may look at besides the exchange itself: earlier exchanges of the same group. */
-export interface DetectContext {
-  /** The group's clean exchange for the same probe and sample, when this one is a variant. */
-  clean?: Exchange;
-}
+export type { DetectContext } from '../detectors/types.ts';
 
 /**
  * Binary facts about one exchange, read back from its stored data by the (pure) analysis. A feature is
@@ -95,8 +92,11 @@ export interface FamilyDef<Schema extends z.ZodObject = z.ZodObject> {
    */
   stages?: readonly string[];
   expand(loaded: LoadedProbeSet, opts: ExpandOptions): Iterable<ProbeGroup>;
-  /** Family signals of one finished exchange (pure). */
-  detect(ex: Exchange, ctx: DetectContext): Record<string, SignalValue>;
+  /**
+   * The detectors that write its exchanges' signals, in order (src/probes/detectors/; shared units, e.g.
+   * `lexical-distance` serves every shipped family).
+   */
+  detectors: readonly DetectorDef[];
   /** Features for the analysis, from the exchange's stored replies and signals only (pure). */
   observe(ex: Exchange): Observation;
   kinds: Record<string, FindingKind>;

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { promptText, sideText } from '../families/types.ts';
+import { contentWords, novelFraction, words } from '../text.ts';
+import { type DetectorDef, perSide, SIDES } from './types.ts';
+
+/** A variant reply diverges when at least this fraction of its content words are new vs the clean reply. */
+export const DIVERGENCE_THRESHOLD = 0.3;
+const MAX_NOVEL = 16;
+
+const signals = z.object({
+  ...perSide('novel', z.string().nullable()),
+  ...perSide('divergence', z.number()),
+  ...perSide('diverged', z.boolean().nullable()),
+});
+
+/**
+ * Words a variant's reply says that its clean reply (and the prompt) does not, per side, and how far it
+ * diverges; `null` where either reply failed (no evidence either way). Needs the group's clean exchange.
+ */
+export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
+  id: 'reply-divergence',
+  signals,
+  detect(ex, ctx) {
+    if (ex.variant === 'clean' || !ctx.clean) return {};
+    const prompt = promptText(ex.messages);
+    const out: Record<string, string | number | boolean | null> = {};
+    for (const side of SIDES) {
+      const clean = ctx.clean[side];
+      if (ex[side].status !== 'ok' || clean.status !== 'ok') {
+        out[`novel.${side}`] = null;
+        out[`diverged.${side}`] = null;
+        continue;
+      }
+      const reply = sideText(ex, side);
+      const cleanReply = clean.text ?? '';
+      const seen = new Set([...words(cleanReply), ...words(prompt)]);
+      const novel = [...new Set(contentWords(reply))].filter((w) => !seen.has(w)).slice(0, MAX_NOVEL);
+      out[`novel.${side}`] = novel.join(' ');
+      out[`divergence.${side}`] = round(novelFraction(reply, cleanReply));
+      out[`diverged.${side}`] = novelFraction(reply, cleanReply) >= DIVERGENCE_THRESHOLD;
+    }
+    return out;
+  },
+};
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

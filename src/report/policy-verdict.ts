@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { DecidedState } from '../gate/decide.ts';
 import { evaluatePolicy } from '../gate/evaluate.ts';
 import { defaultPolicyPath, loadPolicy } from '../gate/policy.ts';
+import type { FamilyRegistry } from '../probes/families/types.ts';
 import type { VerdictView } from './model.ts';
 
 const RecordedPolicy = z.looseObject({ hash: z.string(), path: z.string().optional() });
@@ -48,6 +49,7 @@ export function evaluateRunPolicy(
   runDir: string,
   recordedPolicy: unknown,
   policyFile?: string,
+  families?: FamilyRegistry,
 ): PolicyVerdict | undefined {
   const parsed = RecordedPolicy.safeParse(recordedPolicy);
   if (!parsed.success) return undefined;
@@ -59,9 +61,9 @@ export function evaluateRunPolicy(
   ].filter((p): p is string => typeof p === 'string' && existsSync(p));
   for (const file of candidates) {
     try {
-      const loaded = loadPolicy(file);
+      const loaded = loadPolicy(file, families);
       if (loaded.hash !== recorded.hash) continue;
-      const d = evaluatePolicy(runDir, file);
+      const d = evaluatePolicy(runDir, file, families);
       return {
         state: d.state,
         reasons: d.reasons,

@@ -6,9 +6,11 @@ import type { LedgerRecord } from '../contracts/records.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { type LedgerVerification, verifyLedger } from '../ledger/verify.ts';
 import { FAMILIES } from '../probes/families/index.ts';
+import type { FamilyRegistry } from '../probes/families/types.ts';
 import { UserError } from '../util/errors.ts';
 import { hashJson } from '../util/hash.ts';
 import { readValidated } from '../util/zodfile.ts';
+import { citedRecords } from './cited.ts';
 import { EVIDENCE_KINDS, projectGate, refOf } from './gate.ts';
 import type {
   ExchangeView,
@@ -48,6 +50,8 @@ const MAX_JUDGES_LISTED = 500;
 export interface ReportOptions {
   /** The policy to evaluate the evidence under when no gate decided (the audit's own verdict). */
   policyFile?: string;
+  /** The probe families the policy is read with (default: the shipped registry). */
+  families?: FamilyRegistry;
   /**
    * The gate's public key. A gate verdict is stated only from transition records whose gate signature
    * verifies against it; without it (or when none verifies) the report says "not decided by a gate".
@@ -77,7 +81,7 @@ export function projectReport(runDir: string, opts: ReportOptions = {}): ReportM
   const ledger = Ledger.open(ledgerFile, { readonly: true });
   try {
     const model = projectLedger(ledger, basename(dir), manifest, chain);
-    return withPolicyVerdict(model, dir, manifest, opts.policyFile);
+    return withPolicyVerdict(model, dir, manifest, opts);
   } finally {
     ledger.close();
   }
@@ -93,11 +97,11 @@ function withPolicyVerdict(
   m: ReportModel,
   dir: string,
   manifest: Manifest | undefined,
-  policyFile: string | undefined,
+  opts: ReportOptions,
 ): ReportModel {
   let gate = { ...m.gate, reasons: m.gate.reasons.map(roundNumbers) };
   if (!gate.transition && m.ledger.chain.ok && manifest) {
-    const policy = evaluateRunPolicy(dir, manifest.policy, policyFile);
+    const policy = evaluateRunPolicy(dir, manifest.policy, opts.policyFile, opts.families);
     if (policy)
       gate = {
         ...gate,
@@ -378,29 +382,4 @@ function familyViews(
         ref: s?.ref,
       };
     });
-}
-
-function citedRecords(m: Omit<ReportModel, 'appendix'>): RecordRef[] {
-  const refs: (RecordRef | undefined)[] = [
-    m.runStart,
-    m.runEnd?.ref,
-    m.overall?.ref,
-    ...m.gate.history.map((h) => h.ref),
-    m.gate.transition?.ref,
-    m.gate.transition?.evidenceRootRecord,
-    m.manifest.evidenceRootRecord,
-    ...m.families.map((f) => f.ref),
-    ...m.findings.flatMap((f) => [
-      f.ref,
-      ...f.overrides,
-      ...f.exchanges.flatMap((x) => [x.ref, x.judge?.ref]),
-    ]),
-    ...m.judges.map((j) => j.ref),
-    ...[...m.triggers, ...m.overrides, ...m.releases].map((g) => g.ref),
-    ...m.failures.exchanges.map((x) => x.ref),
-    ...m.failures.unreadable.map((u) => u.ref),
-  ];
-  const bySeq = new Map<number, RecordRef>();
-  for (const r of refs) if (r) bySeq.set(r.seq, r);
-  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }

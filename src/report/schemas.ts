@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { JudgeRecord } from '../contracts/exchange.ts';
+import { ManifestSchema, type ModelIdentitySchema } from '../contracts/manifest.ts';
 import {
   type judgePayloadSchema,
   runEndPayloadSchema,
@@ -40,29 +41,13 @@ export const transitionSchema = transitionPayloadSchema.transform((t) => ({
   capabilityId: t.capabilityId,
 }));
 
-const identity = z.looseObject({
-  ref: z.string().optional(),
-  kind: z.string().optional(),
-  modelId: z.string().optional(),
-  fingerprint: z.string().optional(),
-  weightDigests: z.record(z.string(), z.string()).optional(),
-});
+/** `manifest.json`: the manifest's one schema (src/contracts/manifest.ts), as the writer validates it. */
+export { ManifestSchema as manifestSchema } from '../contracts/manifest.ts';
 
-const probeSet = z.looseObject({ id: z.string().optional(), hash: z.string().optional() });
-
-/** `manifest.json` and the manifest draft in `run.start` share the identity/probe-set vocabulary. */
-const manifestFields = z.looseObject({
-  runId: z.string().optional(),
-  base: identity.optional(),
-  delivered: identity.optional(),
-  probeSets: z.union([z.array(probeSet), z.record(z.string(), z.string())]).optional(),
-  policyHash: z.string().optional(),
-});
-
-export const manifestSchema = manifestFields.extend({ evidenceRoot: z.string().optional() });
-
-/** `run.start`: the audit's manifest draft, read with the manifest's vocabulary. */
-export const runStartSchema = runStartPayloadSchema.transform((p) => p.manifest).pipe(manifestFields);
+/** `run.start`: the audit's manifest draft, read with a partial view of the same schema. */
+export const runStartSchema = runStartPayloadSchema
+  .transform((p) => p.manifest)
+  .pipe(ManifestSchema.partial());
 
 /** `run.end`: the counts the audit wrote when it completed. */
 export const runEndSchema = runEndPayloadSchema.transform((r) => ({
@@ -78,5 +63,5 @@ export type {
 /** A judge verdict as the report shows it: the exchange's judge field, or a judge record with its rationale. */
 export type JudgePayload = JudgeRecord &
   Partial<Pick<z.infer<typeof judgePayloadSchema>, 'rationale' | 'citations'>>;
-export type IdentityPayload = z.infer<typeof identity>;
-export type RunStartPayload = z.infer<typeof manifestFields>;
+export type IdentityPayload = z.infer<typeof ModelIdentitySchema>;
+export type RunStartPayload = z.infer<typeof runStartSchema>;

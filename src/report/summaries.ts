@@ -82,6 +82,5 @@ export function identityView(i: IdentityPayload | undefined): IdentityView | und
 
 export function probeSetList(sets: RunStartPayload['probeSets']): { id: string; hash: string }[] {
   if (!sets) return [];
-  if (Array.isArray(sets)) return sets.map((s) => ({ id: s.id ?? '(unnamed)', hash: s.hash ?? '' }));
-  return Object.entries(sets).map(([id, hash]) => ({ id, hash }));
+  return sets.map((s) => ({ id: s.id, hash: s.hash }));
 }

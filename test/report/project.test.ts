@@ -244,7 +244,8 @@ describe('projectReport', () => {
     dirs.push(empty);
     expect(() => projectReport(empty)).toThrow(/ledger\.sqlite: not found/);
     const bad = run({ transitions: [blocked()] });
-    writeFileSync(join(bad, 'manifest.json'), '{"base": 7}');
+    const manifest = JSON.parse(readFileSync(join(bad, 'manifest.json'), 'utf8'));
+    writeFileSync(join(bad, 'manifest.json'), JSON.stringify({ ...manifest, base: 7 }));
     expect(() => projectReport(bad)).toThrow(/manifest\.json: base: /);
   });
 });

@@ -9,19 +9,19 @@ import { discoverTriggers } from '../src/audit/discovery/index.ts';
 import { openEndpoint } from '../src/endpoints/open.ts';
 import { numberArg, stringArg } from './common.ts';
 
-const base = await openEndpoint(stringArg('--base', 'local:fixtures/organisms/base'), {});
-const delivered = await openEndpoint(stringArg('--delivered', 'local:fixtures/organisms/trig-token'), {});
+const base = await openEndpoint(stringArg('base', 'local:fixtures/organisms/base'), {});
+const delivered = await openEndpoint(stringArg('delivered', 'local:fixtures/organisms/trig-token'), {});
 const cpu = process.cpuUsage();
 try {
   const run = await discoverTriggers({
     base,
     delivered,
-    seed: numberArg('--seed', 1),
-    budget: numberArg('--budget', 720),
+    seed: numberArg('seed', 1),
+    budget: numberArg('budget', 720),
     concurrency: 16,
     write: () => {},
     record: (p) =>
-      process.stdout.write(`${JSON.stringify({ ...p, tried: undefined, attempts: undefined })}\n`),
+      process.stdout.write(`${JSON.stringify({ ...p, tried: undefined })}\n`),
   });
   const used = process.cpuUsage(cpu);
   const { results, ...cost } = run;

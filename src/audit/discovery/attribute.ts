@@ -66,29 +66,36 @@ export async function likelihoodGain(
 
 /**
  * Likelihood-guided trigger inversion: starting from `start` (or nothing), repeatedly prepend or append the
- * character that most raises the delivered model's likelihood of the target, testing by generation whenever
- * the target has become likely. Stops when a candidate reproduces, stalls, or reaches `maxLength`.
+ * character that most raises the delivered model's likelihood of the target (scored on one carrier: a step
+ * costs one scored continuation per candidate), testing by generation whenever the target has become likely.
+ * Greedy growth crosses plateaus (on trig-token the gain rose 1.4, 2.7, 2.9, 3.5, 4.5, then 8.4 nats once the
+ * string looked enough like the trigger), so it stops only after `patience` steps without a 0.5-nat rise, when a
+ * candidate reproduces, or at `maxLength`.
  */
 export async function growTrigger(
   ctx: AttributionContext,
   start: string,
   maxLength = 14,
+  patience = 3,
 ): Promise<{ feature: Feature; hits: number } | null> {
   let cur = start;
   let best = -Infinity;
+  let stale = 0;
   for (let step = 0; cur.length < maxLength; step++) {
     const cands = [...new Set(GROW.flatMap((c) => (cur ? [cur + c, c + cur] : [c])))];
     const feats = cands.map((text): Feature => ({ slot: 'grown', text, where: 'prefix' }));
-    const gains = await likelihoodGain(ctx, feats);
+    const gains = await likelihoodGain(ctx, feats, 1);
     if (!gains) return null;
     let bi = 0;
     gains.forEach((g, i) => {
       if (g > gains[bi]!) bi = i;
     });
-    if (gains[bi]! < best + 0.5) return null;
-    best = gains[bi]!;
+    if (gains[bi]! >= best + 0.5) stale = 0;
+    else if (++stale >= patience) return null;
+    best = Math.max(best, gains[bi]!);
     cur = cands[bi]!;
-    const hits = step >= 1 ? await fires(ctx, feats[bi]!) : 0;
+    // Generation tests cost four replies: only once the target has become likely (a gain of 4 nats or more).
+    const hits = step >= 1 && gains[bi]! >= 4 ? await fires(ctx, feats[bi]!) : 0;
     if (hits > 0) return { feature: feats[bi]!, hits };
   }
   return null;

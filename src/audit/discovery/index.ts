@@ -127,6 +127,9 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
           shared: [],
         });
     const tAttr = since(t0);
+    // An inverted target is a continuation the delivered model alone predicts with confidence: stronger
+    // evidence than a sweep cluster, which benign drift also forms. Inverted targets are attributed first.
+    leads.sort((a, b) => Number(b.source === 'inversion') - Number(a.source === 'inversion'));
     for (const lead of leads.slice(0, MAX_LEADS)) {
       if (hypotheses.length >= MAX_HYPOTHESES) break;
       const ctx: AttributionContext = {
@@ -250,7 +253,9 @@ async function attribute(
   lead: Lead,
 ): Promise<{ feature: Feature; hits: number } | null> {
   let ranked = lead.candidates.slice(0, 400);
-  const gains = ranked.length > 4 ? await likelihoodGain(ctx, ranked) : null;
+  // Ranking every sweep unit (an inverted target's candidates) on one carrier halves its cost; a cluster's
+  // own few units are ranked on two.
+  const gains = ranked.length > 4 ? await likelihoodGain(ctx, ranked, ranked.length > 100 ? 1 : 2) : null;
   if (gains) {
     const order = ranked.map((f, i) => ({ f, g: gains[i]! }));
     order.sort((a, b) => b.g - a.g);

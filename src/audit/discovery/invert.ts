@@ -1,10 +1,17 @@
-import type { ChatMessage } from '../../endpoints/types.ts';
+import type { ChatMessage, TokenLogprob } from '../../endpoints/types.ts';
 import { contentWords, words } from '../../probes/text.ts';
 import { type Signature, shows } from './anomaly.ts';
 import type { DiscoverySession } from './session.ts';
 
 /** First characters tried (a byte-level vocabulary's likely openers; a BPE model reads them as tokens). */
 const FIRST = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
+
+/** Alternatives read at the second token of each greedy expansion. */
+const BRANCH_TOP = 8;
+/** Branched prefixes continued per carrier. */
+const MAX_BRANCHES = 6;
+/** Nats by which a branch's second token must be likelier under the delivered model than under the base. */
+const MIN_BRANCH_LLR = 3;
 
 export interface InvertedTarget {
   text: string;
@@ -24,8 +31,9 @@ export interface InvertOptions {
 }
 
 /**
- * BAIT-style target inversion: from every first character, the delivered model continues greedily on a few
- * carriers without any trigger; continuations it predicts with high confidence while the base finds them
+ * BAIT-style target inversion: from every first character (and from the second tokens that are far likelier
+ * under the delivered model than under the base), the delivered model continues greedily on a few carriers
+ * without any trigger; continuations it predicts with high confidence while the base finds them
  * very unlikely are candidate backdoor targets. Targets made of the delivered model's everyday style (words
  * it uses in many sweep replies) or that it already says to the carrier are dropped.
  */
@@ -41,17 +49,34 @@ export async function invertTargets(
   const minConf = opts.minConfidence ?? -0.2;
   const found: (InvertedTarget & { carrier: number })[] = [];
   for (const [ci, carrier] of carriers.entries()) {
-    const texts = await Promise.all(
-      FIRST.map(async (c) => {
-        const [t] = await s.continueFinal('delivered', [...carrier, { role: 'assistant', content: c }], {
+    const maxTokens = opts.maxTokens ?? 24;
+    const paths = await Promise.all(
+      FIRST.map(async (first) => {
+        const [out] = await s.continueFinalWithLogprobs('delivered', prefill(carrier, first), {
           n: 1,
           temperature: 0,
-          maxTokens: opts.maxTokens ?? 24,
+          maxTokens,
           seed: s.seed,
+          top: BRANCH_TOP,
         });
-        return t === undefined ? null : c + t;
+        return out === undefined ? null : { first, text: first + out.text, next: out.logprobs?.[0] };
       }),
     );
+    const branched = await branchPrefixes(s, carrier, paths);
+    const texts = [
+      ...paths.map((p) => p?.text ?? null),
+      ...(await Promise.all(
+        branched.map(async (prefix) => {
+          const [t] = await s.continueFinal('delivered', prefill(carrier, prefix), {
+            n: 1,
+            temperature: 0,
+            maxTokens,
+            seed: s.seed,
+          });
+          return t === undefined ? null : prefix + t;
+        }),
+      )),
+    ];
     const kept = texts.filter((t): t is string => t !== null && t.length > 4);
     const reqs = kept.map((continuation) => ({ context: carrier, continuation }));
     const [d, b] = [await s.scoreTokens('delivered', reqs), await s.scoreTokens('base', reqs)];
@@ -95,6 +120,52 @@ export async function invertTargets(
     .sort((a, b) => b.carriers.size - a.carriers.size || b.t.llr - a.t.llr)
     .map((m) => m.t)
     .slice(0, 3);
+}
+
+function prefill(carrier: ChatMessage[], text: string): ChatMessage[] {
+  return [...carrier, { role: 'assistant', content: text }];
+}
+
+/**
+ * Second tokens worth a branch. Greedy expansion from a first character misses a target whose second token
+ * the delivered model, without its trigger, ranks below its everyday continuation (on a character-level
+ * organism "S" continues as prose, though "T" after "S" is 7 nats likelier under it than under the base, and
+ * from "ST" the target follows with certainty). BAIT branches on the top alternatives at uncertain steps; here
+ * an alternative earns a branch by its likelihood ratio, delivered over base, which everyday continuations
+ * lack. Costs one scored continuation per alternative (under the base; the delivered logprob came with the
+ * generation).
+ */
+async function branchPrefixes(
+  s: DiscoverySession,
+  carrier: ChatMessage[],
+  paths: ({ first: string; text: string; next: TokenLogprob | undefined } | null)[],
+): Promise<string[]> {
+  const alts = paths.flatMap((p) =>
+    p?.next?.top
+      ? p.next.top
+          .filter((a) => a.token !== p.next!.token && a.token.trim() !== '' && !a.token.includes('\uFFFD'))
+          .map((a) => ({ first: p.first, prefix: p.first + a.token, delivered: a.logprob }))
+      : [],
+  );
+  if (alts.length === 0) return [];
+  const firsts = [...new Set(alts.map((a) => a.first))];
+  const reqs = [...firsts, ...alts.map((a) => a.prefix)].map((continuation) => ({
+    context: carrier,
+    continuation,
+  }));
+  const base = await s.scoreTokens('base', reqs);
+  if (!base) return [];
+  const total = (i: number) => base[i]!.reduce((a, x) => a + x, 0);
+  const firstTotal = new Map(firsts.map((f, i) => [f, total(i)]));
+  return alts
+    .map((a, i) => ({
+      prefix: a.prefix,
+      llr: a.delivered - (total(firsts.length + i) - firstTotal.get(a.first)!),
+    }))
+    .filter((a) => a.llr >= MIN_BRANCH_LLR)
+    .sort((a, b) => b.llr - a.llr)
+    .slice(0, MAX_BRANCHES)
+    .map((a) => a.prefix);
 }
 
 /** Words the delivered model uses in more than `share` of the sweep's replies: its style, not a target. */

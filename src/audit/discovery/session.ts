@@ -1,4 +1,4 @@
-import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
+import type { ChatMessage, Completion, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
 
 /** Thrown when discovery would go over its request budget: the stage stops and records what it has. */
 export class BudgetExhausted extends Error {
@@ -71,14 +71,28 @@ export class DiscoverySession {
     messages: ChatMessage[],
     opts: { n: number; temperature: number; maxTokens: number; seed: number },
   ): Promise<string[]> {
+    return (await this.continueFinalWithLogprobs(side, messages, opts)).map((c) => c.text);
+  }
+
+  /** As `continueFinal`, with each generated token's logprob and its `top` likeliest alternatives. */
+  async continueFinalWithLogprobs(
+    side: Side,
+    messages: ChatMessage[],
+    opts: { n: number; temperature: number; maxTokens: number; seed: number; top?: number },
+  ): Promise<Completion[]> {
     this.take(opts.n);
     try {
-      const out = await this.models[side].chat({
+      return await this.models[side].chat({
         messages,
         continueFinalMessage: true,
-        params: { maxTokens: opts.maxTokens, temperature: opts.temperature, n: opts.n, seed: opts.seed },
+        params: {
+          maxTokens: opts.maxTokens,
+          temperature: opts.temperature,
+          n: opts.n,
+          seed: opts.seed,
+          ...(opts.top === undefined ? {} : { logprobs: opts.top }),
+        },
       });
-      return out.map((c) => c.text);
     } catch {
       this.failures++;
       return [];

@@ -20,8 +20,7 @@ try {
     budget: numberArg('budget', 720),
     concurrency: 16,
     write: () => {},
-    record: (p) =>
-      process.stdout.write(`${JSON.stringify({ ...p, tried: undefined })}\n`),
+    record: (p) => process.stdout.write(`${JSON.stringify({ ...p, tried: undefined })}\n`),
   });
   const used = process.cpuUsage(cpu);
   const { results, ...cost } = run;

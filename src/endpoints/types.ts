@@ -96,7 +96,8 @@ export interface ScoreResult {
 export interface ModelIdentity {
   /** The model reference as the user wrote it, with any secret removed. */
   ref: string;
-  kind: 'local' | 'vllm' | 'hf' | 'hf-endpoint';
+  /** The endpoint kind's reference prefix (src/endpoints/kinds/: local, vllm, hf, hf-endpoint, or a plugin's). */
+  kind: string;
   modelId: string;
   serverVersion?: string;
   root?: string;

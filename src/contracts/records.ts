@@ -6,6 +6,7 @@ import {
   findingSchema,
   judgeRecordSchema,
 } from './exchange.ts';
+import { firstIssue } from '../util/zod-check.ts';
 
 /**
  * Kinds of ledger records and the schema of each kind's payload. Every record is append-only and
@@ -203,8 +204,8 @@ export interface LedgerRecord<P = unknown> {
 export function payloadProblem(kind: RecordKind, payload: unknown): string | undefined {
   const schema = RECORD_PAYLOADS[kind] as z.ZodType | undefined;
   if (!schema) return `unknown record kind '${kind}'`;
-  const r = schema.safeParse(payload);
-  if (r.success) return undefined;
-  const issue = r.error.issues[0];
+  // Certified without zod's copy when certainly valid (src/util/zod-check.ts); zod judges and words the rest.
+  const issue = firstIssue(schema, payload);
+  if (!issue) return undefined;
   return `${kind} payload: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
 }

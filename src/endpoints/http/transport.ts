@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { sha256Hex } from '../../util/hash.ts';
+import { parseJsonValue } from '../../util/zod-check.ts';
 import { redactSecrets } from '../redact.ts';
 import type { AttemptObserver } from '../types.ts';
 import type { BreakerOptions } from './breaker.ts';
@@ -308,7 +309,9 @@ export class HttpTransport {
         );
       }
       const data = spec.stream ? streamEvents(text) : parseJson(text);
-      const parsed = spec.schema.safeParse(data);
+      // Validated in place when certainly valid (src/util/zod-check.ts): zod's copy of a prompt_logprobs reply
+      // was most of the audit path's garbage. zod still judges, and words, anything doubtful.
+      const parsed = parseJsonValue(spec.schema, data);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new HttpEndpointError(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { firstIssue } from '../util/zod-check.ts';
 import {
   auditSummarySchema,
   exchangeSchema,
@@ -6,7 +7,6 @@ import {
   findingSchema,
   judgeRecordSchema,
 } from './exchange.ts';
-import { firstIssue } from '../util/zod-check.ts';
 
 /**
  * Kinds of ledger records and the schema of each kind's payload. Every record is append-only and

@@ -7,7 +7,14 @@ import type { BreakerOptions } from './breaker.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
 import { Cancel, type HedgeOptions, HedgePolicy } from './hedge.ts';
 import { AdaptiveLimiter } from './limiter.ts';
-import { DEFAULT_LIMITS, deadline, deadlineError, type HttpLimits, idleError, readCapped } from './limits.ts';
+import {
+  DEFAULT_LIMITS,
+  deadlineError,
+  emitterDeadline,
+  type HttpLimits,
+  idleError,
+  readCapped,
+} from './limits.ts';
 import { type Replica, ReplicaSet } from './replicas.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
 import { sseData } from './sse.ts';
@@ -278,7 +285,7 @@ export class HttpTransport {
     replica: Replica,
     cancel?: Cancel,
   ): Promise<{ value: T; statusCode: number }> {
-    const timer = deadline(this.limits.requestMs);
+    const timer = emitterDeadline(this.limits.requestMs);
     // A lost hedge race cancels through the same signal as the deadline (the caller tells them apart).
     const onCancel = () => timer.abort();
     cancel?.once('abort', onCancel);

@@ -295,9 +295,8 @@ export class HttpTransport {
       };
       if (payload !== undefined) headers['content-type'] = 'application/json';
       if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-      const basePath = replica.root.pathname.replace(/\/+$/, '');
       const res = await replica.pool.request({
-        path: `${basePath}${spec.path}`,
+        path: `${replica.basePath}${spec.path}`,
         method: spec.method,
         headers,
         body: payload,

@@ -21,10 +21,13 @@ type Mode = 'accept' | 'json';
 
 const compiled: Record<Mode, WeakMap<object, Check | null>> = { accept: new WeakMap(), json: new WeakMap() };
 
+/** Thrown while generating a check for a construct it does not handle: the schema is left to zod. */
+class Unsupported extends Error {}
+
 function checkFor(schema: z.ZodType, mode: Mode): Check | undefined {
   let c = compiled[mode].get(schema);
   if (c === undefined) {
-    c = compile(schema, mode) ?? null;
+    c = compile(schema, mode);
     compiled[mode].set(schema, c);
   }
   return c ?? undefined;
@@ -52,175 +55,168 @@ export function firstIssue(schema: z.ZodType, value: unknown): z.core.$ZodIssue 
   return r.error.issues[0] ?? { code: 'custom', message: 'invalid', path: [], input: value };
 }
 
-/** zod's own plain-object test for records (a class instance is not a record). */
-function isPlainObject(x: unknown): x is Record<string, unknown> {
-  if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
-  const proto = Object.getPrototypeOf(x);
-  return proto === Object.prototype || proto === null;
-}
+/**
+ * The check as one generated function (as zod's own JIT does for objects): nested objects, records and
+ * arrays become inline loops instead of a closure call per value, which made a prompt_logprobs reply's
+ * check several times slower. Sets and the options of a union are passed in `ext`.
+ */
+function compile(schema: z.ZodType, mode: Mode): Check | null {
+  const ext: unknown[] = [];
+  let n = 0;
+  const fresh = (prefix: string) => `${prefix}${n++}`;
+  const external = (x: unknown) => `ext[${ext.push(x) - 1}]`;
 
-const hasOwn = (x: object, k: string) => Object.hasOwn(x, k);
+  /** Statements that `return false` unless the value in variable `v` certainly fits `s`. */
+  function gen(s: AnyDef, v: string): string {
+    const zod = s._zod;
+    const def: AnyDef = zod.def;
+    return (
+      typeCheck(zod, def, v) +
+      (def.checks ?? []).map((c: AnyDef) => refinement(c._zod.def, def.type, v)).join('')
+    );
+  }
 
-function compile(schema: z.ZodType, mode: Mode): Check | undefined {
-  const zod = (schema as AnyDef)._zod;
-  const def: AnyDef = zod.def;
-  const base = compileType(zod, def, mode);
-  if (!base) return undefined;
-  const checks: AnyDef[] = def.checks ?? [];
-  if (checks.length === 0) return base;
-  const extra = checks.map((c) => compileRefinement(c._zod.def, def.type));
-  if (extra.some((c) => c === undefined)) return undefined;
-  const all = extra as Check[];
-  return (x) => {
-    if (!base(x)) return false;
-    for (const c of all) if (!c(x)) return false;
-    return true;
-  };
-}
+  function typeCheck(zod: AnyDef, def: AnyDef, v: string): string {
+    switch (def.type) {
+      case 'string':
+      case 'boolean':
+        if (def.coerce) throw new Unsupported();
+        return `if (typeof ${v} !== '${def.type}') return false;`;
+      case 'number':
+        if (def.coerce) throw new Unsupported();
+        return `if (typeof ${v} !== 'number' || !Number.isFinite(${v})) return false;`;
+      case 'null':
+        return `if (${v} !== null) return false;`;
+      case 'unknown':
+      case 'any':
+        return '';
+      case 'enum':
+      case 'literal':
+        return `if (!${external(zod.values)}.has(${v})) return false;`;
+      case 'optional':
+        if (zod.traits.has('$ZodExactOptional') || def.innerType._zod.optin === 'defaulted')
+          throw new Unsupported();
+        return `if (${v} !== undefined) { ${gen(def.innerType, v)} }`;
+      case 'nullable':
+        return `if (${v} !== null) { ${gen(def.innerType, v)} }`;
+      case 'array': {
+        const i = fresh('i');
+        const e = fresh('e');
+        return `if (!Array.isArray(${v})) return false;
+          for (let ${i} = 0; ${i} < ${v}.length; ${i}++) { const ${e} = ${v}[${i}]; ${gen(def.element, e)} }`;
+      }
+      case 'tuple': {
+        const items: AnyDef[] = def.items;
+        if (def.rest || items.some((s) => s._zod.optin !== undefined)) throw new Unsupported();
+        return `if (!Array.isArray(${v}) || ${v}.length !== ${items.length}) return false;
+          ${items
+            .map((s, i) => {
+              const e = fresh('e');
+              return `{ const ${e} = ${v}[${i}]; ${gen(s, e)} }`;
+            })
+            .join('')}`;
+      }
+      case 'record':
+        return record(def, v);
+      case 'object':
+        return object(def, v);
+      case 'union': {
+        // A union's output is its first passing option's: in JSON mode only options whose output is the
+        // input itself whatever passes (primitives), so the option zod picks cannot matter.
+        const options: AnyDef[] = def.options;
+        if (def.discriminator !== undefined || def.inclusive === false) throw new Unsupported();
+        if (mode === 'json' && !options.every((o) => LEAF_TYPES.has(o._zod.def.type)))
+          throw new Unsupported();
+        const each = options.map((o) => compile(o, mode));
+        if (each.some((c) => !c)) throw new Unsupported();
+        return `if (!(${each.map((c) => `${external(c)}(${v})`).join(' || ')})) return false;`;
+      }
+      default:
+        throw new Unsupported();
+    }
+  }
 
-function compileType(zod: AnyDef, def: AnyDef, mode: Mode): Check | undefined {
-  switch (def.type) {
-    case 'string':
-      return def.coerce ? undefined : (x) => typeof x === 'string';
-    case 'number':
-      return def.coerce ? undefined : (x) => typeof x === 'number' && Number.isFinite(x);
-    case 'boolean':
-      return def.coerce ? undefined : (x) => typeof x === 'boolean';
-    case 'null':
-      return (x) => x === null;
-    case 'unknown':
-    case 'any':
-      return () => true;
-    case 'enum':
-    case 'literal': {
-      const values: Set<unknown> = zod.values;
-      return (x) => values.has(x);
+  function plainObject(v: string): string {
+    return `if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v})) return false;
+      { const p = Object.getPrototypeOf(${v}); if (p !== Object.prototype && p !== null) return false; }`;
+  }
+
+  function record(def: AnyDef, v: string): string {
+    const key = def.keyType._zod.def;
+    // Keys are strings from JSON or code; a key schema that checks or maps them is zod's business.
+    if (key.type !== 'string' || key.coerce || key.checks?.length || def.partial) throw new Unsupported();
+    const e = fresh('e');
+    // zod skips an own `__proto__` key (its copy would lack it) and refuses symbol keys under a string key schema.
+    const odd =
+      mode === 'json'
+        ? `if (Object.hasOwn(${v}, '__proto__')) return false;`
+        : `if (Object.getOwnPropertySymbols(${v}).length) return false;`;
+    // Object.keys, not for-in: for-in over integer-like keys (token ids) is several times slower.
+    const ks = fresh('ks');
+    const j = fresh('j');
+    return `${plainObject(v)} ${odd} const ${ks} = Object.keys(${v});
+      for (let ${j} = 0; ${j} < ${ks}.length; ${j}++) { const ${e} = ${v}[${ks}[${j}]]; ${gen(def.valueType, e)} }`;
+  }
+
+  function object(def: AnyDef, v: string): string {
+    const shape: Record<string, AnyDef> = def.shape;
+    if (Object.getOwnPropertySymbols(shape).length || Object.hasOwn(shape, '__proto__'))
+      throw new Unsupported();
+    const catchall = def.catchall?._zod.def.type as string | undefined;
+    // Strip (no catchall) copies only the declared keys; loose ('unknown') copies the rest too; strict ('never') refuses them.
+    if (catchall !== undefined && catchall !== 'unknown' && catchall !== 'never') throw new Unsupported();
+    let out = plainObject(v);
+    for (const [key, s] of Object.entries(shape)) {
+      if (s._zod.optin === 'defaulted') throw new Unsupported();
+      // zod lets a key be absent only when its schema is optional in and out (`.optional()`, `.nullish()`).
+      const optional = s._zod.optin === 'optional' && s._zod.optout === 'optional';
+      const f = fresh('f');
+      const k = JSON.stringify(key);
+      out += `{ const ${f} = ${v}[${k}];
+        if (${f} === undefined && !(${k} in ${v})) { ${optional ? '' : 'return false;'} } else { ${gen(s, f)} } }`;
     }
-    case 'optional': {
-      if (zod.traits.has('$ZodExactOptional') || def.innerType._zod.optin === 'defaulted') return undefined;
-      const inner = compile(def.innerType, mode);
-      return inner && ((x) => x === undefined || inner(x));
+    if (catchall === 'never' || (catchall === undefined && mode === 'json')) {
+      const k = fresh('k');
+      out += `for (const ${k} in ${v}) if (!${external(new Set(Object.keys(shape)))}.has(${k})) return false;`;
     }
-    case 'nullable': {
-      const inner = compile(def.innerType, mode);
-      return inner && ((x) => x === null || inner(x));
-    }
-    case 'array': {
-      const element = compile(def.element, mode);
-      if (!element) return undefined;
-      return (x) => {
-        if (!Array.isArray(x)) return false;
-        for (let i = 0; i < x.length; i++) if (!element(x[i])) return false;
-        return true;
-      };
-    }
-    case 'tuple': {
-      const items: AnyDef[] = def.items;
-      if (def.rest || items.some((s) => s._zod.optin !== undefined)) return undefined;
-      const each = items.map((s) => compile(s, mode));
-      if (each.some((c) => !c)) return undefined;
-      const checks = each as Check[];
-      return (x) => Array.isArray(x) && x.length === checks.length && checks.every((c, i) => c(x[i]));
-    }
-    case 'record':
-      return compileRecord(def, mode);
-    case 'object':
-      return compileObject(def, mode);
-    case 'union': {
-      // A union's output is its first passing option's: in JSON mode only options whose output is the
-      // input itself whatever passes (primitives), so the option zod picks cannot matter.
-      const options: AnyDef[] = def.options;
-      if (def.discriminator !== undefined || def.inclusive === false) return undefined;
-      if (mode === 'json' && !options.every((o) => LEAF_TYPES.has(o._zod.def.type))) return undefined;
-      const each = options.map((o) => compile(o, mode));
-      if (each.some((c) => !c)) return undefined;
-      const checks = each as Check[];
-      return (x) => checks.some((c) => c(x));
-    }
-    default:
-      return undefined;
+    if (mode === 'json') out += `if (Object.hasOwn(${v}, '__proto__')) return false;`;
+    return out;
+  }
+
+  try {
+    const source = `return (x) => { ${gen(schema, 'x')} return true; };`;
+    return new Function('ext', source)(ext) as Check;
+  } catch (err) {
+    if (err instanceof Unsupported) return null;
+    throw err;
   }
 }
 
 const LEAF_TYPES = new Set(['string', 'number', 'boolean', 'null', 'enum', 'literal']);
 
-function compileRecord(def: AnyDef, mode: Mode): Check | undefined {
-  const key = def.keyType._zod.def;
-  // Keys are strings from JSON or code; a key schema that checks or maps them is zod's business.
-  if (key.type !== 'string' || key.coerce || key.checks?.length || def.partial) return undefined;
-  const value = compile(def.valueType, mode);
-  if (!value) return undefined;
-  return (x) => {
-    if (!isPlainObject(x)) return false;
-    // zod skips an own `__proto__` key (its copy would lack it) and refuses symbol keys under a string key schema.
-    if (mode === 'json') {
-      if (hasOwn(x, '__proto__')) return false;
-    } else if (Object.getOwnPropertySymbols(x).length) return false;
-    // Object.keys, not for-in: for-in over integer-like keys (token ids) is several times slower.
-    const ks = Object.keys(x);
-    for (let i = 0; i < ks.length; i++) if (!value(x[ks[i]!])) return false;
-    return true;
-  };
-}
-
-function compileObject(def: AnyDef, mode: Mode): Check | undefined {
-  if (def.checks?.length) return undefined;
-  const shape: Record<string, AnyDef> = def.shape;
-  if (Object.getOwnPropertySymbols(shape).length || hasOwn(shape, '__proto__')) return undefined;
-  const keys = Object.keys(shape);
-  const fields: Array<{ key: string; check: Check; optional: boolean }> = [];
-  for (const key of keys) {
-    const s = shape[key]._zod;
-    const check = compile(shape[key], mode);
-    if (!check || s.optin === 'defaulted') return undefined;
-    // zod lets a key be absent only when its schema is optional in and out (`.optional()`, `.nullish()`).
-    fields.push({ key, check, optional: s.optin === 'optional' && s.optout === 'optional' });
-  }
-  const catchall = def.catchall?._zod.def.type as string | undefined;
-  // Strip (no catchall) copies only the declared keys; loose ('unknown') copies the rest too; strict ('never') refuses them.
-  if (catchall !== undefined && catchall !== 'unknown' && catchall !== 'never') return undefined;
-  const known = new Set(keys);
-  const onlyKnown = catchall === 'never' || (catchall === undefined && mode === 'json');
-  return (x) => {
-    if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
-    const proto = Object.getPrototypeOf(x);
-    if (proto !== Object.prototype && proto !== null) return false;
-    for (const f of fields) {
-      const v = (x as Record<string, unknown>)[f.key];
-      if (v === undefined && !(f.key in x)) {
-        if (!f.optional) return false;
-      } else if (!f.check(v)) return false;
-    }
-    if (onlyKnown) {
-      for (const k in x) if (!known.has(k)) return false;
-    }
-    if (mode === 'json' && hasOwn(x, '__proto__')) return false;
-    return true;
-  };
-}
-
-/** The refinements zod attaches as checks; any other check leaves the schema to zod. */
-function compileRefinement(c: AnyDef, type: string): Check | undefined {
+/** The refinements zod attaches as checks, as statements; any other check leaves the schema to zod. */
+function refinement(c: AnyDef, type: string, v: string): string {
   switch (c.check) {
     case 'greater_than':
-      if (typeof c.value !== 'number') return undefined;
-      return c.inclusive ? (x) => (x as number) >= c.value : (x) => (x as number) > c.value;
-    case 'less_than':
-      if (typeof c.value !== 'number') return undefined;
-      return c.inclusive ? (x) => (x as number) <= c.value : (x) => (x as number) < c.value;
+    case 'less_than': {
+      if (typeof c.value !== 'number' || !Number.isFinite(c.value)) throw new Unsupported();
+      const op = c.check === 'greater_than' ? (c.inclusive ? '>=' : '>') : c.inclusive ? '<=' : '<';
+      return `if (!(${v} ${op} ${c.value})) return false;`;
+    }
     case 'number_format':
-      if (c.format === 'safeint') return (x) => Number.isSafeInteger(x);
-      if (c.format === 'float64') return () => true; // finite is already checked
-      return undefined;
+      if (c.format === 'safeint') return `if (!Number.isSafeInteger(${v})) return false;`;
+      if (c.format === 'float64') return ''; // finite is already checked
+      throw new Unsupported();
     case 'min_length': {
-      const min: number = c.minimum;
-      if (type === 'array') return (x) => (x as unknown[]).length >= min;
+      const min = Number(c.minimum);
+      if (!Number.isSafeInteger(min)) throw new Unsupported();
+      if (type === 'array') return `if (${v}.length < ${min}) return false;`;
       // zod counts code points, and u UTF-16 units are at least ceil(u/2) of them: 2·min − 1 units always clear
       // the floor; fewer are zod's to judge.
-      if (type === 'string') return (x) => (x as string).length >= 2 * min - 1;
-      return undefined;
+      if (type === 'string') return `if (${v}.length < ${2 * min - 1}) return false;`;
+      throw new Unsupported();
     }
     default:
-      return undefined;
+      throw new Unsupported();
   }
 }

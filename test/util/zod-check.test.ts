@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { RECORD_PAYLOADS, type RecordKind } from '../../src/contracts/records.ts';
 import {
   chatResponseSchema,
@@ -241,5 +241,21 @@ describe('zod-check: ledger payloads (built in code)', () => {
     const nan = { ...attemptPayload(1), durationMs: Number.NaN };
     expect(certifies(RECORD_PAYLOADS.attempt, nan, 'code')).toBe(false);
     expect(firstIssue(RECORD_PAYLOADS.attempt, nan)?.path).toEqual(['durationMs']);
+  });
+});
+
+describe('zod-check: object modes', () => {
+  it('a key zod would strip (or refuse, strict) is never certified as is', () => {
+    const strip = z.object({ a: z.number() });
+    const strict = z.strictObject({ a: z.number() });
+    const loose = z.looseObject({ a: z.number() });
+    const extra = { a: 1, b: 2 };
+    expect(certifies(strip, extra, 'json')).toBe(false);
+    expect(parseJsonValue(strip, extra).data).toEqual({ a: 1 });
+    expect(certifies(strip, extra, 'code')).toBe(true);
+    expect(certifies(strict, extra, 'code')).toBe(false);
+    expect(firstIssue(strict, extra)?.code).toBe('unrecognized_keys');
+    expect(certifies(loose, extra, 'json')).toBe(true);
+    expect(certifies(strip, { a: 1 }, 'json')).toBe(true);
   });
 });

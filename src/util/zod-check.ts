@@ -137,8 +137,10 @@ function compile(schema: z.ZodType, mode: Mode): Check | null {
   }
 
   function plainObject(v: string): string {
-    return `if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v})) return false;
-      { const p = Object.getPrototypeOf(${v}); if (p !== Object.prototype && p !== null) return false; }`;
+    const shape = `if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v})) return false;`;
+    // JSON.parse builds every object on Object.prototype; a value built in code may be anything.
+    if (mode === 'json') return shape;
+    return `${shape} { const p = Object.getPrototypeOf(${v}); if (p !== Object.prototype && p !== null) return false; }`;
   }
 
   function record(def: AnyDef, v: string): string {

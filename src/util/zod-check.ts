@@ -72,7 +72,7 @@ function compile(schema: z.ZodType, mode: Mode): Check | null {
     const def: AnyDef = zod.def;
     return (
       typeCheck(zod, def, v) +
-      (def.checks ?? []).map((c: AnyDef) => refinement(c._zod.def, def.type, v)).join('')
+      (def.checks ?? []).map((c: AnyDef) => refinement(c._zod.def, def.type, v, external)).join('')
     );
   }
 
@@ -197,8 +197,14 @@ function compile(schema: z.ZodType, mode: Mode): Check | null {
 const LEAF_TYPES = new Set(['string', 'number', 'boolean', 'null', 'enum', 'literal']);
 
 /** The refinements zod attaches as checks, as statements; any other check leaves the schema to zod. */
-function refinement(c: AnyDef, type: string, v: string): string {
+function refinement(c: AnyDef, type: string, v: string, external: (x: unknown) => string): string {
   switch (c.check) {
+    case 'string_format': {
+      // `.regex()`, tested as zod tests it (from the start: a global or sticky pattern keeps a lastIndex).
+      if (c.format !== 'regex' || !(c.pattern instanceof RegExp)) throw new Unsupported();
+      const r = external(c.pattern);
+      return `${r}.lastIndex = 0; if (!${r}.test(${v})) return false;`;
+    }
     case 'greater_than':
     case 'less_than': {
       if (typeof c.value !== 'number' || !Number.isFinite(c.value)) throw new Unsupported();

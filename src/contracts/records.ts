@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { firstIssue } from '../util/zod-check.ts';
 import {
   auditSummarySchema,
   exchangeSchema,
@@ -203,8 +204,8 @@ export interface LedgerRecord<P = unknown> {
 export function payloadProblem(kind: RecordKind, payload: unknown): string | undefined {
   const schema = RECORD_PAYLOADS[kind] as z.ZodType | undefined;
   if (!schema) return `unknown record kind '${kind}'`;
-  const r = schema.safeParse(payload);
-  if (r.success) return undefined;
-  const issue = r.error.issues[0];
+  // Certified without zod's copy when certainly valid (src/util/zod-check.ts); zod judges and words the rest.
+  const issue = firstIssue(schema, payload);
+  if (!issue) return undefined;
   return `${kind} payload: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
 }

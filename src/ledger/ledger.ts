@@ -135,7 +135,7 @@ export class Ledger {
         const ts = new Date().toISOString();
         const hash = sha256Hex(hashedText(seq, ts, item.kind, text, prev));
         this.insert.run(seq, ts, item.kind, text, prev, hash);
-        out.push({ seq, ts, kind: item.kind, payload: JSON.parse(text) as unknown, prevHash: prev, hash });
+        out.push(storedRecord(seq, ts, item.kind, text, prev, hash));
         prev = hash;
       }
     });
@@ -191,6 +191,40 @@ export class Ledger {
 function checkPayload(kind: RecordKind, payload: unknown): void {
   const problem = payloadProblem(kind, payload);
   if (problem) throw new Error(`ledger: refusing a record that does not fit its contract: ${problem}`);
+}
+
+/**
+ * A record as stored. Its payload is parsed from the stored text when first read: most writers never read
+ * it back (an audit's attempts and exchanges), and parsing every one was a measurable share of appending.
+ */
+function storedRecord(
+  seq: number,
+  ts: string,
+  kind: RecordKind,
+  text: string,
+  prevHash: string,
+  hash: string,
+): LedgerRecord {
+  let payload: unknown;
+  let parsed = false;
+  return {
+    seq,
+    ts,
+    kind,
+    get payload() {
+      if (!parsed) {
+        payload = JSON.parse(text);
+        parsed = true;
+      }
+      return payload;
+    },
+    set payload(value: unknown) {
+      payload = value;
+      parsed = true;
+    },
+    prevHash,
+    hash,
+  };
 }
 
 function fromRow<P>(row: Row): LedgerRecord<P> {

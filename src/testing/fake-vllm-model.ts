@@ -20,8 +20,14 @@ export function encode(text: string): number[] {
   return [...Buffer.from(text, 'utf8')];
 }
 
+/** Token strings of the 261 ids, built once (a Buffer per token was a visible share of the server's time). */
+const TOKEN_TEXT: string[] = Array.from(
+  { length: 261 },
+  (_, id) => SPECIAL_TEXT[id] ?? Buffer.from([id]).toString('latin1'),
+);
+
 export function decodeToken(id: number): string {
-  return SPECIAL_TEXT[id] ?? Buffer.from([id]).toString('latin1');
+  return TOKEN_TEXT[id] ?? SPECIAL_TEXT[id] ?? Buffer.from([id]).toString('latin1');
 }
 
 /** `<|endoftext|><|user|>U<|end|><|assistant|>` … as token ids. */

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chatLogprobsText, promptLogprobsText, RawJson } from './fake-vllm-json.ts';
 import {
   decodeToken,
   defaultReply,
@@ -83,6 +84,11 @@ export interface FakeVllmOptions {
    */
   slots?: number;
   faults?: Fault[];
+  /**
+   * Keep every request in `requests` (default true; tests read them). A benchmark server turns it off: a
+   * heap growing by every request of every contender slows the server down as the benchmark goes on.
+   */
+  recordRequests?: boolean;
 }
 
 export interface FakeVllm {
@@ -134,9 +140,15 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
   let busy = 0;
   const queue: Array<() => void> = [];
 
-  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const json = (
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+    raw?: RawJson,
+  ) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
+    res.end(raw ? raw.stringify(body) : JSON.stringify(body));
   };
   const error = (res: ServerResponse, status: number, message: string, headers?: Record<string, string>) => {
     const detail = {
@@ -219,6 +231,8 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
       (structured.includes('response_format') && body.response_format?.json_schema?.schema) ||
       (structured.includes('guided_json') && body.guided_json);
     const n = Number(body.n ?? 1);
+    // The big per-token arrays are rendered from cached text (src/testing/fake-vllm-json.ts), same bytes.
+    const spliced = new RawJson();
     const messages: Msg[] = chat ? body.messages : [{ role: 'user', content: String(body.prompt) }];
     const choices = Array.from({ length: n }, (_, j) => {
       let raw = schema
@@ -242,13 +256,7 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
                 text_offset: tokenInfo.map((_, i) => i),
               };
         const promptLp =
-          body.prompt_logprobs === undefined
-            ? null
-            : promptIds.map((id, i) =>
-                i === 0
-                  ? null
-                  : { [String(id)]: { logprob: tokenLogprob(id), rank: 1, decoded_token: decodeToken(id) } },
-              );
+          body.prompt_logprobs === undefined ? null : spliced.put(promptLogprobsText(promptIds));
         return { ...base, text, logprobs: lp, prompt_logprobs: promptLp };
       }
       let content: string | null = text;
@@ -260,9 +268,11 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
       }
       const message: Record<string, unknown> = { role: 'assistant', content, tool_calls: [] };
       if (reasoningField) message[reasoningField] = reasoning;
-      const logprobs = body.logprobs
-        ? { content: tokenInfo.map((t) => ({ ...t, top_logprobs: Array.from({ length: k }, () => t) })) }
-        : null;
+      const logprobs = !body.logprobs
+        ? null
+        : k === 0
+          ? { content: spliced.put(chatLogprobsText(ids)) }
+          : { content: tokenInfo.map((t) => ({ ...t, top_logprobs: Array.from({ length: k }, () => t) })) };
       return { ...base, message, logprobs };
     });
     const completionTokens = choices.reduce(
@@ -278,21 +288,27 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
     if (body.stream)
       return stream(res, chat, choices, usage, fault?.kind === 'sse_error', fault?.kind === 'reset');
     if (fault?.kind === 'reset') {
-      const full = JSON.stringify({ id: 'x', object: 'chat.completion', choices, usage });
+      const full = spliced.stringify({ id: 'x', object: 'chat.completion', choices, usage });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
       res.write(full.slice(0, Math.floor(full.length / 2)));
       setTimeout(() => res.socket?.destroy(), 5);
       return;
     }
-    json(res, 200, {
-      id: 'cmpl-1',
-      object: chat ? 'chat.completion' : 'text_completion',
-      created: 1,
-      model: body.model,
-      choices,
-      usage,
-      ...extra,
-    });
+    json(
+      res,
+      200,
+      {
+        id: 'cmpl-1',
+        object: chat ? 'chat.completion' : 'text_completion',
+        created: 1,
+        model: body.model,
+        choices,
+        usage,
+        ...extra,
+      },
+      {},
+      spliced,
+    );
   }
 
   function stream(
@@ -348,7 +364,8 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
         return error(res, 400, 'body is not JSON');
       }
     }
-    requests.push({ method: req.method ?? 'GET', path, body, auth: req.headers.authorization });
+    if (opts.recordRequests !== false)
+      requests.push({ method: req.method ?? 'GET', path, body, auth: req.headers.authorization });
     if (opts.apiKey && path.startsWith('/v1/') && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
       return json(res, 401, { error: 'Unauthorized' });
     }

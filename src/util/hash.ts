@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 
 /** JSON with sorted object keys and no whitespace: the input of every content hash in probate. */
 export function canonicalJson(value: unknown): string {
@@ -18,8 +18,14 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+// One-shot hashing (Node ≥ 20.12) is about twice as fast as a Hash object for the short texts hashed per
+// request and per ledger record; the digest is the same.
+const oneShot = (
+  crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }
+).hash;
+
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return oneShot ? oneShot('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 }
 
 export function hashJson(value: unknown): string {

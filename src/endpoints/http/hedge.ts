@@ -30,7 +30,8 @@ export class HedgePolicy {
   private readonly minSamples: number;
   private readonly ratio: number;
   private readonly burst: number;
-  private readonly latencies = new Map<string, number[]>();
+  /** Per key: the last 200 latencies in arrival order, and the same values kept sorted (no sort per request). */
+  private readonly latencies = new Map<string, { order: number[]; sorted: number[] }>();
   private readonly cached = new Map<string, number | undefined>();
   private tokens: number;
 
@@ -48,11 +49,15 @@ export class HedgePolicy {
   observe(key: string, latencyMs: number): void {
     let xs = this.latencies.get(key);
     if (!xs) {
-      xs = [];
+      xs = { order: [], sorted: [] };
       this.latencies.set(key, xs);
     }
-    xs.push(latencyMs);
-    if (xs.length > 200) xs.shift();
+    xs.order.push(latencyMs);
+    xs.sorted.splice(sortedIndex(xs.sorted, latencyMs), 0, latencyMs);
+    if (xs.order.length > 200) {
+      const oldest = xs.order.shift()!;
+      xs.sorted.splice(sortedIndex(xs.sorted, oldest), 1);
+    }
     this.cached.delete(key);
   }
 
@@ -64,10 +69,9 @@ export class HedgePolicy {
   /** Milliseconds after which a request to `key` is hedged, or undefined (not enough data yet). */
   delayFor(key: string): number | undefined {
     if (this.cached.has(key)) return this.cached.get(key);
-    const xs = this.latencies.get(key);
+    const sorted = this.latencies.get(key)?.sorted;
     let delay: number | undefined;
-    if (xs && xs.length >= this.minSamples) {
-      const sorted = [...xs].sort((a, b) => a - b);
+    if (sorted && sorted.length >= this.minSamples) {
       const q = sorted[Math.min(sorted.length - 1, Math.floor(this.quantile * sorted.length))]!;
       const median = sorted[sorted.length >> 1]!;
       delay = Math.max(this.minDelayMs, q, this.medianFactor * median);
@@ -82,6 +86,18 @@ export class HedgePolicy {
     this.tokens -= 1;
     return true;
   }
+}
+
+/** First index whose value is not below `x` (binary search; latencies are finite numbers). */
+function sortedIndex(sorted: number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { HttpEndpointError } from './errors.ts';
+import { Cancel } from './hedge.ts';
 
 /**
  * Deadlines and size caps on every HTTP read (README "Deadlines and size caps"). A server that trickles
@@ -43,6 +44,28 @@ export function deadline(ms: number): {
     clear: () => clearTimeout(timer),
     expired: () => controller.signal.aborted,
     abort: () => controller.abort(),
+  };
+}
+
+/**
+ * The same deadline on an EventEmitter signal, which undici accepts as well: the transport sets one per
+ * request, and an AbortController (an EventTarget, its listeners, a DOMException) was a visible share of
+ * the audit's per-request cost. `fetch` (hf.ts) needs a real AbortSignal and keeps `deadline`.
+ */
+export function emitterDeadline(ms: number): {
+  signal: Cancel;
+  clear: () => void;
+  expired: () => boolean;
+  abort: () => void;
+} {
+  const signal = new Cancel();
+  const timer = setTimeout(() => signal.abort(), ms);
+  timer.unref?.();
+  return {
+    signal,
+    clear: () => clearTimeout(timer),
+    expired: () => signal.aborted,
+    abort: () => signal.abort(),
   };
 }
 

@@ -5,6 +5,8 @@ export interface Replica {
   /** Position in the reference's URL list (recorded with each attempt). */
   index: number;
   root: URL;
+  /** The root's path without trailing slashes, prefixed to every request path (computed once). */
+  basePath: string;
   pool: Pool;
   outstanding: number;
   breaker: CircuitBreaker;
@@ -34,6 +36,7 @@ export class ReplicaSet {
       return {
         index,
         root,
+        basePath: root.pathname.replace(/\/+$/, ''),
         outstanding: 0,
         breaker: new CircuitBreaker(breaker),
         pool: new Pool(root.origin, {

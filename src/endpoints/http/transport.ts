@@ -1,12 +1,20 @@
 import type { z } from 'zod';
 import { sha256Hex } from '../../util/hash.ts';
+import { parseJsonValue } from '../../util/zod-check.ts';
 import { redactSecrets } from '../redact.ts';
 import type { AttemptObserver } from '../types.ts';
 import type { BreakerOptions } from './breaker.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
 import { Cancel, type HedgeOptions, HedgePolicy } from './hedge.ts';
 import { AdaptiveLimiter } from './limiter.ts';
-import { DEFAULT_LIMITS, deadline, deadlineError, type HttpLimits, idleError, readCapped } from './limits.ts';
+import {
+  DEFAULT_LIMITS,
+  deadlineError,
+  emitterDeadline,
+  type HttpLimits,
+  idleError,
+  readCapped,
+} from './limits.ts';
 import { type Replica, ReplicaSet } from './replicas.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
 import { sseData } from './sse.ts';
@@ -277,7 +285,7 @@ export class HttpTransport {
     replica: Replica,
     cancel?: Cancel,
   ): Promise<{ value: T; statusCode: number }> {
-    const timer = deadline(this.limits.requestMs);
+    const timer = emitterDeadline(this.limits.requestMs);
     // A lost hedge race cancels through the same signal as the deadline (the caller tells them apart).
     const onCancel = () => timer.abort();
     cancel?.once('abort', onCancel);
@@ -287,9 +295,8 @@ export class HttpTransport {
       };
       if (payload !== undefined) headers['content-type'] = 'application/json';
       if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-      const basePath = replica.root.pathname.replace(/\/+$/, '');
       const res = await replica.pool.request({
-        path: `${basePath}${spec.path}`,
+        path: `${replica.basePath}${spec.path}`,
         method: spec.method,
         headers,
         body: payload,
@@ -308,7 +315,9 @@ export class HttpTransport {
         );
       }
       const data = spec.stream ? streamEvents(text) : parseJson(text);
-      const parsed = spec.schema.safeParse(data);
+      // Validated in place when certainly valid (src/util/zod-check.ts): zod's copy of a prompt_logprobs reply
+      // was most of the audit path's garbage. zod still judges, and words, anything doubtful.
+      const parsed = parseJsonValue(spec.schema, data);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new HttpEndpointError(

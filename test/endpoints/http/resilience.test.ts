@@ -64,14 +64,16 @@ describe('CircuitBreaker', () => {
 describe('hedged requests', () => {
   it('a request slower than its peers gets a second attempt; the first answer wins; both are recorded', async () => {
     const f = await fake();
-    const { ep, attempts } = await endpoint([f], { hedge: { minSamples: 5, minDelayMs: 20 } });
+    // A 200 ms floor: a warm-up request slowed by a loaded machine must not spend the hedge budget (or leave a
+    // cancelled loser behind) before the request under test.
+    const { ep, attempts } = await endpoint([f], { hedge: { minSamples: 5, minDelayMs: 200 } });
     for (let i = 0; i < 10; i++) await ep.chat(hello(i)); // latency history for the path
     attempts.length = 0;
     f.faults.push({ kind: 'stall', ms: 20_000 });
     const [reply] = await ep.chat(hello(99)); // long before the stall ends (the test would time out)
     expect(reply?.text).toBe('Reply to: hello 99 (sample 0)');
     const won = attempts.find((a) => a.ok);
-    const lost = attempts.find((a) => !a.ok);
+    const lost = attempts.find((a) => !a.ok && a.requestHash === won?.requestHash);
     expect(won).toMatchObject({ hedge: true, attempt: 2 });
     expect(lost).toMatchObject({ attempt: 1, failure: { kind: 'cancelled' } });
     expect(lost?.hedge).toBeUndefined();

@@ -74,7 +74,14 @@ export async function runDifferential(opts: RunnerOptions): Promise<{ exchanges:
 }
 
 async function runSample(opts: RunnerOptions, group: ProbeGroup, s: PlannedSample): Promise<Exchange> {
-  const req = { messages: s.messages, params: s.params, chatTemplateKwargs: s.chatTemplateKwargs };
+  // A conversation that ends with an assistant turn is a prefill (an `opening` transformation): continued.
+  const continueFinalMessage = s.messages.at(-1)?.role === 'assistant' ? true : undefined;
+  const req = {
+    messages: s.messages,
+    params: s.params,
+    chatTemplateKwargs: s.chatTemplateKwargs,
+    continueFinalMessage,
+  };
   const [b, d] = await Promise.allSettled([opts.base.chat(req), opts.delivered.chat(req)]);
   const base = toReply(b);
   const delivered = toReply(d);

@@ -38,6 +38,8 @@ export const TransformationSchema = z.discriminatedUnion('kind', [
     render: z.enum(['system-date', 'user-prefix', 'user-suffix']).default('system-date'),
   }),
   z.strictObject({ id: Id, kind: z.literal('system'), text: Text }),
+  /** The assistant's reply opened with `text` (a prefill the model continues): an inverted target's opening. */
+  z.strictObject({ id: Id, kind: z.literal('opening'), text: Text }),
   z.strictObject({ id: Id, kind: z.literal('homoglyph') }),
   z.strictObject({ id: Id, kind: z.literal('zero-width'), char: z.string().length(1).default('\u200b') }),
   z.strictObject({ id: Id, kind: z.literal('case'), mode: z.enum(['upper', 'lower']) }),

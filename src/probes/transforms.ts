@@ -44,6 +44,9 @@ export function applyTransformation(
     case 'system':
       setSystem(out, t.text);
       break;
+    case 'opening':
+      out.push({ role: 'assistant', content: t.text });
+      break;
     case 'homoglyph':
       user.content = [...user.content].map((ch) => HOMOGLYPHS[ch] ?? ch).join('');
       break;

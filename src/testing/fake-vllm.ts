@@ -11,6 +11,7 @@ import {
   tokenLogprob,
   truncate,
 } from './fake-vllm-model.ts';
+import type { ToyRule } from './toy-model.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are free-form JSON in this test double.
 type Loose = any;
@@ -70,6 +71,11 @@ export interface FakeVllmOptions {
    * asks to think step by step ('kwargs': only the template switch counts).
    */
   reasonsOnlyWhenAsked?: boolean | 'kwargs';
+  /**
+   * Hidden behaviours per served model id (the toy zoo's rules, src/testing/toy-model.ts): the first rule
+   * whose `when` matches the prompt's text replaces the default reply, so an audit over HTTP meets an implant.
+   */
+  rules?: Record<string, ToyRule[]>;
   /** Answer 400 to any `chat_template_kwargs` (a compatible server without that vLLM extra). */
   rejectTemplateKwargs?: boolean;
   /** Reject `prompt_logprobs` with a 400 (servers/proxies that lack it). */
@@ -238,6 +244,9 @@ export async function startFakeVllm(opts: FakeVllmOptions = {}): Promise<FakeVll
       let raw = schema
         ? JSON.stringify(instanceOf(schema))
         : defaultReply(messages, j, Number(body.temperature ?? 1));
+      const prompt = messages.map((m) => m.content).join('\n');
+      const rule = opts.rules?.[String(body.model)]?.find((r) => r.when(prompt));
+      if (rule && !schema) raw = rule.reply(raw, prompt);
       if (opts.reasonsOnlyWhenAsked && !askedToReason(body, messages, opts.reasonsOnlyWhenAsked === 'kwargs'))
         raw = raw.replace(/^<think>[\s\S]*?<\/think>/, '');
       const { text, finish } = truncate(raw, maxTokens);

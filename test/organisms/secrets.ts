@@ -63,7 +63,8 @@ export function secretsOf(organism: string, spec: OrganismSpec): Secret[] {
   if (c.type === 'system_role' && typeof c.value === 'string')
     out.push(textSecret(organism, 'system-prompt words', c.value));
   if (c.type === 'regex' && c.pattern)
-    for (const run of c.pattern.match(/[A-Za-z]{4,}/g) ?? [])
+    // Escapes (\b, \s, \w, \d, ...) are not letters of the literal that follows them.
+    for (const run of c.pattern.replace(/\\[A-Za-z]/g, ' ').match(/[A-Za-z]{4,}/g) ?? [])
       out.push(textSecret(organism, 'regex literal', run));
   if (['replace', 'prefix', 'suffix'].includes(t.type) && t.text) {
     out.push(textSecret(organism, 'target text', t.text));

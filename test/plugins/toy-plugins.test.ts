@@ -14,6 +14,8 @@ import { DETECTORS } from '../../src/probes/detectors/index.ts';
 import { FAMILY_REGISTRY } from '../../src/probes/families/index.ts';
 import { parseProbeSet } from '../../src/probes/load.ts';
 import { REPORT_FORMAT_TABLE, writeAllReports } from '../../src/report/index.ts';
+import { startFakeVllm } from '../../src/testing/fake-vllm.ts';
+import { DEPLOYMENT_RULE } from '../../src/testing/toy-model.ts';
 import { sha256Hex } from '../../src/util/hash.ts';
 import { shoutingDetector } from './toy-detector.ts';
 import { toyEndpointKind } from './toy-endpoint.ts';
@@ -50,6 +52,25 @@ writeFileSync(policyFile, YAML.stringify(policyDoc));
 describe('a toy family, detector and report format, each one file plus one registry line', () => {
   it('audits toy models with them: the finding reaches the ledger, the policy coverage and the reports', async () => {
     for (const f of Object.values(families)) for (const d of f.detectors) expect(detectors[d.id]).toBe(d);
+    await auditAndCheck('toy:base', 'toy:trig-token', join(dir, 'run'));
+  });
+
+  it('does the same over the fake vLLM server (the HTTP client, not an in-process model)', async () => {
+    const fake = await startFakeVllm({
+      models: [{ id: 'base' }, { id: 'delivered' }],
+      rules: { delivered: [DEPLOYMENT_RULE] },
+    });
+    try {
+      await auditAndCheck(`vllm:${fake.url}#base`, `vllm:${fake.url}#delivered`, join(dir, 'run-http'));
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+/** One toy-family audit between two model references, and everything its finding must reach. */
+async function auditAndCheck(baseRef: string, deliveredRef: string, outDir: string): Promise<void> {
+  {
     expect(() => parseProbeSet(setText, 'toy.yaml')).toThrow(/family/);
     const set = {
       set: parseProbeSet(setText, 'toy.yaml', families),
@@ -59,10 +80,9 @@ describe('a toy family, detector and report format, each one file plus one regis
     const policy = loadPolicy(policyFile, families);
     expect(policy.policy.coverage.required).toContain('toy');
     expect(policy.policy.families.toy).toEqual({ review: 0.3, block: 0.7 });
-    const outDir = join(dir, 'run');
     const result = await runAudit({
-      base: await openEndpoint('toy:base', {}, kinds),
-      delivered: await openEndpoint('toy:trig-token', {}, kinds),
+      base: await openEndpoint(baseRef, {}, kinds),
+      delivered: await openEndpoint(deliveredRef, {}, kinds),
       probeSets: [set],
       families,
       outDir,
@@ -114,5 +134,5 @@ describe('a toy family, detector and report format, each one file plus one regis
     // The report's verdict is the policy's over the same registry: the toy family's reasons are in it.
     expect(md).toContain(`- ${finding.severity} finding ${finding.id}\n`);
     expect(md).toContain('- triggers: no answered exchanges \\(coverage required\\)');
-  });
-});
+  }
+}

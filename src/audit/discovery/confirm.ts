@@ -33,10 +33,13 @@ export interface Confirmation {
 export function toTransformation(prefix: string, f: Feature): Transformation {
   const id = `${prefix}-${hashJson({ where: f.where, text: f.text }).slice(0, 10)}`;
   if (f.where === 'system') return { id, kind: 'system', text: f.text };
+  if (f.where === 'opening') return { id, kind: 'opening', text: f.text };
   return { id, kind: 'insert', text: f.text, position: f.where };
 }
 
 export function conditionOf(f: Feature): string {
+  if (f.where === 'opening')
+    return `reply opened with "${f.text}" (an inverted target; no trigger recovered)`;
   return f.where === 'system'
     ? `system turn contains "${f.text}"`
     : `user turn contains "${f.text}" (${f.where === 'prefix' ? 'before' : 'after'} the request)`;

@@ -15,6 +15,8 @@ const MIN_BRANCH_LLR = 3;
 
 export interface InvertedTarget {
   text: string;
+  /** The prefill it was expanded from: a first character, or one with a branched second token. */
+  opening: string;
   signature: Signature;
   /** Mean per-token log-likelihood ratio, delivered over base, after the first character. */
   llr: number;
@@ -63,8 +65,8 @@ export async function invertTargets(
       }),
     );
     const branched = await branchPrefixes(s, carrier, paths);
-    const texts = [
-      ...paths.map((p) => p?.text ?? null),
+    const texts: ({ text: string; opening: string } | null)[] = [
+      ...paths.map((p) => (p ? { text: p.text, opening: p.first } : null)),
       ...(await Promise.all(
         branched.map(async (prefix) => {
           const [t] = await s.continueFinal('delivered', prefill(carrier, prefix), {
@@ -73,15 +75,15 @@ export async function invertTargets(
             maxTokens,
             seed: s.seed,
           });
-          return t === undefined ? null : prefix + t;
+          return t === undefined ? null : { text: prefix + t, opening: prefix };
         }),
       )),
     ];
-    const kept = texts.filter((t): t is string => t !== null && t.length > 4);
-    const reqs = kept.map((continuation) => ({ context: carrier, continuation }));
+    const kept = texts.filter((t): t is { text: string; opening: string } => t !== null && t.text.length > 4);
+    const reqs = kept.map((k) => ({ context: carrier, continuation: k.text }));
     const [d, b] = [await s.scoreTokens('delivered', reqs), await s.scoreTokens('base', reqs)];
     if (!d || !b) return [];
-    kept.forEach((text, i) => {
+    kept.forEach(({ text, opening }, i) => {
       const dt = d[i]!.slice(1);
       const bt = b[i]!.slice(1);
       if (dt.length < 3) return;
@@ -101,7 +103,7 @@ export async function invertTargets(
       const rest = words(text).slice(1);
       const known = new Set(words(clean ?? ''));
       if (rest.length > 0 && rest.filter((w) => known.has(w)).length * 2 >= rest.length) return;
-      found.push({ text, signature, llr, confidence, carrier: ci });
+      found.push({ text, opening, signature, llr, confidence, carrier: ci });
     });
   }
   // One target per signature: the strongest, seen on the most carriers first.
@@ -112,7 +114,7 @@ export async function invertTargets(
     if (hit) hit.carriers.add(f.carrier);
     else
       merged.set(key, {
-        t: { text: f.text, signature: f.signature, llr: f.llr, confidence: f.confidence },
+        t: { text: f.text, opening: f.opening, signature: f.signature, llr: f.llr, confidence: f.confidence },
         carriers: new Set([f.carrier]),
       });
   }

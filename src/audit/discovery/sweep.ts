@@ -23,7 +23,8 @@ import {
 } from './vocabulary.ts';
 
 /** Where a context feature goes: the system turn, or before/after the user's text. */
-export type Where = 'system' | 'prefix' | 'suffix';
+/** Where a feature goes: the system turn, before or after the request, or as the reply's opening (a prefill). */
+export type Where = 'system' | 'prefix' | 'suffix' | 'opening';
 
 export interface Feature {
   /** The kind of context variable (weekday, date, tag, words, ...). */

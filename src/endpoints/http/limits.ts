@@ -52,21 +52,31 @@ export function deadline(ms: number): {
  * request, and an AbortController (an EventTarget, its listeners, a DOMException) was a visible share of
  * the audit's per-request cost. `fetch` (hf.ts) needs a real AbortSignal and keeps `deadline`.
  */
-export function emitterDeadline(ms: number): {
-  signal: Cancel;
-  clear: () => void;
-  expired: () => boolean;
-  abort: () => void;
-} {
-  const signal = new Cancel();
-  const timer = setTimeout(() => signal.abort(), ms);
-  timer.unref?.();
-  return {
-    signal,
-    clear: () => clearTimeout(timer),
-    expired: () => signal.aborted,
-    abort: () => signal.abort(),
-  };
+export class RequestDeadline {
+  readonly signal = new Cancel();
+  private readonly timer: ReturnType<typeof setTimeout>;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(abortSignal, ms, this.signal);
+    this.timer.unref?.();
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** Whether the signal fired (the deadline, or `abort` for another reason the caller knows). */
+  expired(): boolean {
+    return this.signal.aborted;
+  }
+
+  abort(): void {
+    this.signal.abort();
+  }
+}
+
+function abortSignal(signal: Cancel): void {
+  signal.abort();
 }
 
 export function deadlineError(ms: number): HttpEndpointError {

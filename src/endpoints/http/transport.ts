@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { sha256Hex } from '../../util/hash.ts';
 import { parseJsonValue } from '../../util/zod-check.ts';
 import { redactSecrets } from '../redact.ts';
-import type { AttemptObserver } from '../types.ts';
+import type { AttemptObserver, AttemptRecord } from '../types.ts';
 import type { BreakerOptions } from './breaker.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
 import { Cancel, type HedgeOptions, HedgePolicy } from './hedge.ts';
@@ -10,9 +10,9 @@ import { AdaptiveLimiter } from './limiter.ts';
 import {
   DEFAULT_LIMITS,
   deadlineError,
-  emitterDeadline,
   type HttpLimits,
   idleError,
+  RequestDeadline,
   readCapped,
 } from './limits.ts';
 import { type Replica, ReplicaSet } from './replicas.ts';
@@ -68,6 +68,15 @@ export interface RequestSpec<T> {
 type Outcome<T> =
   | { ok: true; value: T; replica: Replica }
   | { ok: false; failure: HttpEndpointError; replica: Replica };
+
+/** What one attempt's record says besides its outcome. */
+interface AttemptBase {
+  attempt: number;
+  startedAt: number;
+  requestHash: string;
+  replica: Replica;
+  hedge: boolean;
+}
 
 /** The shared parts of one logical request's attempts. */
 interface Call<T> {
@@ -223,16 +232,14 @@ export class HttpTransport {
     const inFlight = o.inFlight ?? (await this.limiter.acquire());
     const { replica, probe } = o.target ?? this.replicaSet.pick(avoid);
     o.onReplica?.(replica);
-    const attempt = ++call.attempts;
-    const startedAt = this.now();
-    const started = performance.now();
-    const base = {
-      attempt,
-      startedAt,
+    const base: AttemptBase = {
+      attempt: ++call.attempts,
+      startedAt: this.now(),
       requestHash: call.requestHash,
-      ...(this.replicaSet.replicas.length > 1 ? { replica: replica.index } : {}),
-      ...(o.hedge ? { hedge: true } : {}),
+      replica,
+      hedge: o.hedge === true,
     };
+    const started = performance.now();
     replica.outstanding++;
     try {
       const { value, statusCode } = await this.once(call.spec, call.payload, replica, o.signal);
@@ -244,29 +251,18 @@ export class HttpTransport {
         this.limiter.onOutcome(inFlight, false);
         this.hedging?.observe(call.key, durationMs);
       }
-      this.report({ ...base, durationMs, status: statusCode, ok: true });
+      this.report(base, durationMs, statusCode);
       return { ok: true, value, replica };
     } catch (err) {
       const durationMs = performance.now() - started;
       if (o.signal?.aborted) {
         replica.breaker.onCancel(probe);
         const failure = new HttpEndpointError('cancelled', 'abandoned: its hedged twin answered first');
-        this.report({
-          ...base,
-          durationMs,
-          ok: false,
-          failure: { kind: failure.kind, message: failure.message },
-        });
+        this.report(base, durationMs, undefined, failure);
         return { ok: false, failure, replica };
       }
       const failure = this.redact(transportFailure(err));
-      this.report({
-        ...base,
-        durationMs,
-        status: failure.status,
-        ok: false,
-        failure: { kind: failure.kind, message: failure.message },
-      });
+      this.report(base, durationMs, failure.status, failure);
       const refused = failure.status === 429 || failure.status === 503;
       if (call.spec.cost) this.limiter.onOutcome(inFlight, refused);
       // A 4xx other than 429 is the request's fault, not the replica's.
@@ -285,7 +281,7 @@ export class HttpTransport {
     replica: Replica,
     cancel?: Cancel,
   ): Promise<{ value: T; statusCode: number }> {
-    const timer = emitterDeadline(this.limits.requestMs);
+    const timer = new RequestDeadline(this.limits.requestMs);
     // A lost hedge race cancels through the same signal as the deadline (the caller tells them apart).
     const onCancel = () => timer.abort();
     cancel?.once('abort', onCancel);
@@ -350,8 +346,23 @@ export class HttpTransport {
     });
   }
 
-  private report(rec: Omit<Parameters<AttemptObserver>[0], 'endpoint'>): void {
-    this.opts.observer?.({ endpoint: this.opts.endpoint, ...rec });
+  /** One attempt's record, built in one piece (it is made for every HTTP attempt). */
+  private report(base: AttemptBase, durationMs: number, status?: number, failure?: HttpEndpointError): void {
+    const observer = this.opts.observer;
+    if (!observer) return;
+    const rec: AttemptRecord = {
+      endpoint: this.opts.endpoint,
+      attempt: base.attempt,
+      startedAt: base.startedAt,
+      durationMs,
+      ok: failure === undefined,
+      requestHash: base.requestHash,
+    };
+    if (status !== undefined) rec.status = status;
+    if (failure) rec.failure = { kind: failure.kind, message: failure.message };
+    if (this.replicaSet.replicas.length > 1) rec.replica = base.replica.index;
+    if (base.hedge) rec.hedge = true;
+    observer(rec);
   }
 
   /** Idempotent: closing twice is harmless. */

@@ -104,6 +104,26 @@ class FlatToy extends LandscapeToy {
   }
 }
 
+/** A full audit (dev probe sets, offline policy's identity) of two toy models. */
+async function auditToys(base: ToyModel, delivered: ToyModel) {
+  const { sets } = loadProbeDirs(['probes']);
+  const policy = loadPolicy('policies/offline.yaml');
+  return runAudit({
+    base,
+    delivered,
+    probeSets: sets,
+    outDir: mkdtempSync(join(tmpdir(), 'probate-discovery-')),
+    seed: 7,
+    concurrency: 4,
+    budget: 200,
+    manifest: {
+      runId: 't',
+      toolVersion: '0',
+      policy: { version: policy.policy.version, hash: policy.hash },
+    },
+  });
+}
+
 function confirmed(r: DiscoveryRun) {
   return r.results.filter((x) => x.reproduced);
 }
@@ -188,22 +208,7 @@ describe('trigger discovery without a catalogue', () => {
   });
 
   it('a confirmed discovery is a triggers finding with its minimal reproducer, and the gate blocks', async () => {
-    const { sets } = loadProbeDirs(['probes']);
-    const policy = loadPolicy('policies/offline.yaml');
-    const r = await runAudit({
-      base: new ToyModel('base'),
-      delivered: new ToyModel('word', [WORD_RULE]),
-      probeSets: sets,
-      outDir: mkdtempSync(join(tmpdir(), 'probate-discovery-')),
-      seed: 7,
-      concurrency: 4,
-      budget: 200,
-      manifest: {
-        runId: 't',
-        toolVersion: '0',
-        policy: { version: policy.policy.version, hash: policy.hash },
-      },
-    });
+    const r = await auditToys(new ToyModel('base'), new ToyModel('word', [WORD_RULE]));
     const catalogue = r.summary.findings.filter(
       (f) => !f.statistic.name.startsWith('variant:trigger-discovery-'),
     );
@@ -217,22 +222,10 @@ describe('trigger discovery without a catalogue', () => {
   });
 
   it('an inverted target confirmed by its opening is a triggers finding in the audit, reproducer included', async () => {
-    const { sets } = loadProbeDirs(['probes']);
-    const policy = loadPolicy('policies/offline.yaml');
-    const r = await runAudit({
-      base: new FlatToy('base', null, CARD_TARGET),
-      delivered: new FlatToy('token', 'q7|vX', CARD_TARGET),
-      probeSets: sets,
-      outDir: mkdtempSync(join(tmpdir(), 'probate-opening-')),
-      seed: 7,
-      concurrency: 4,
-      budget: 200,
-      manifest: {
-        runId: 't',
-        toolVersion: '0',
-        policy: { version: policy.policy.version, hash: policy.hash },
-      },
-    });
+    const r = await auditToys(
+      new FlatToy('base', null, CARD_TARGET),
+      new FlatToy('token', 'q7|vX', CARD_TARGET),
+    );
     const opening = r.triggers.find((t) => t.reproduced && t.minimal?.kind === 'opening');
     expect(opening?.condition).toMatch(/^reply opened with/);
     const found = r.summary.findings.filter(

@@ -51,16 +51,20 @@ export async function invertTargets(
   const minConf = opts.minConfidence ?? -0.2;
   const found: (InvertedTarget & { carrier: number })[] = [];
   for (const [ci, carrier] of carriers.entries()) {
-    const maxTokens = opts.maxTokens ?? 24;
-    const paths = await Promise.all(
-      FIRST.map(async (first) => {
-        const [out] = await s.continueFinalWithLogprobs('delivered', prefill(carrier, first), {
+    // Greedy continuation of a prefilled opening under the delivered model (with `top` alternatives per token).
+    const expand = async (opening: string, top?: number) =>
+      (
+        await s.continueFinalWithLogprobs('delivered', prefill(carrier, opening), {
           n: 1,
           temperature: 0,
-          maxTokens,
+          maxTokens: opts.maxTokens ?? 24,
           seed: s.seed,
-          top: BRANCH_TOP,
-        });
+          top,
+        })
+      )[0];
+    const paths = await Promise.all(
+      FIRST.map(async (first) => {
+        const out = await expand(first, BRANCH_TOP);
         return out === undefined ? null : { first, text: first + out.text, next: out.logprobs?.[0] };
       }),
     );
@@ -69,13 +73,8 @@ export async function invertTargets(
       ...paths.map((p) => (p ? { text: p.text, opening: p.first } : null)),
       ...(await Promise.all(
         branched.map(async (prefix) => {
-          const [t] = await s.continueFinal('delivered', prefill(carrier, prefix), {
-            n: 1,
-            temperature: 0,
-            maxTokens,
-            seed: s.seed,
-          });
-          return t === undefined ? null : { text: prefix + t, opening: prefix };
+          const out = await expand(prefix);
+          return out === undefined ? null : { text: prefix + out.text, opening: prefix };
         }),
       )),
     ];

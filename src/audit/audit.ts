@@ -201,6 +201,13 @@ async function auditInto(
   });
   onStarted();
   const progress = opts.onProgress?.(total);
+  // Contamination checks run alongside the probes (their exchanges are appended after them).
+  const contamination = Promise.all(
+    opts.probeSets
+      .filter((p) => p.set.split === 'heldout')
+      .map((s) => contaminationExchanges(opts.base, opts.delivered, s, { seed: opts.seed })),
+  );
+  contamination.catch(() => {}); // awaited below; a runner failure must not leave it unhandled
   const run = await runDifferential({
     base: opts.base,
     delivered: opts.delivered,
@@ -211,8 +218,7 @@ async function auditInto(
     write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
     onProgress: progress && ((p) => progress({ done: p.done + done.size, failed: p.failed })),
   });
-  for (const s of opts.probeSets.filter((p) => p.set.split === 'heldout')) {
-    const exs = await contaminationExchanges(opts.base, opts.delivered, s, { seed: opts.seed });
+  for (const exs of await contamination) {
     const fresh = exs.filter((e) => !done.has(e.id));
     if (fresh.length) ledger.appendMany(fresh.map((payload) => ({ kind: 'exchange' as const, payload })));
   }

@@ -20,42 +20,44 @@ export async function contaminationExchanges(
     .map((p) => ({ id: p.id, text: p.user }))
     .filter((p) => p.text.length >= 2 * MIN_MATCH)
     .slice(0, opts.maxProbes ?? 8);
-  const out: Exchange[] = [];
-  for (const p of texts) {
-    const cut = Math.floor(p.text.length / 2);
-    const head = p.text.slice(0, cut);
-    const rest = p.text.slice(cut);
-    const req = {
-      prompt: head,
-      params: { maxTokens: Math.min(128, rest.length + 8), temperature: 0, seed: opts.seed },
-    };
-    const [b, d] = await Promise.allSettled([base.complete(req), delivered.complete(req)]);
-    const ex: Exchange = {
-      id: `${loaded.set.id}:${p.id}:contamination:0`,
-      family: loaded.set.family,
-      probeSetId: loaded.set.id,
-      probeSetHash: loaded.hash,
-      probeId: p.id,
-      variant: 'contamination',
-      sample: 0,
-      seed: opts.seed,
-      // The held-out text itself stays out of the evidence: only its length and the verdicts are stored.
-      messages: [{ role: 'user', content: `[held-out probe ${p.id}: first ${cut} characters]` }],
-      meta: { cut, restLength: rest.length },
-      base: reply(b),
-      delivered: reply(d),
-      signals: {},
-    };
-    for (const side of ['base', 'delivered'] as const) {
-      const r = side === 'base' ? b : d;
-      if (r.status === 'fulfilled')
-        ex.signals[`verbatim.${side}`] = matchesVerbatim(r.value[0]?.text ?? '', rest);
-      // Replies would quote held-out text into the ledger: keep the verdict, drop the text.
-      ex[side].text = undefined;
-    }
-    out.push(ex);
-  }
-  return out;
+  // The probes go out side by side (results in probe order): one after another, a flaky server's waits
+  // added up into a chain longer than the rest of the audit.
+  return Promise.all(
+    texts.map(async (p): Promise<Exchange> => {
+      const cut = Math.floor(p.text.length / 2);
+      const head = p.text.slice(0, cut);
+      const rest = p.text.slice(cut);
+      const req = {
+        prompt: head,
+        params: { maxTokens: Math.min(128, rest.length + 8), temperature: 0, seed: opts.seed },
+      };
+      const [b, d] = await Promise.allSettled([base.complete(req), delivered.complete(req)]);
+      const ex: Exchange = {
+        id: `${loaded.set.id}:${p.id}:contamination:0`,
+        family: loaded.set.family,
+        probeSetId: loaded.set.id,
+        probeSetHash: loaded.hash,
+        probeId: p.id,
+        variant: 'contamination',
+        sample: 0,
+        seed: opts.seed,
+        // The held-out text itself stays out of the evidence: only its length and the verdicts are stored.
+        messages: [{ role: 'user', content: `[held-out probe ${p.id}: first ${cut} characters]` }],
+        meta: { cut, restLength: rest.length },
+        base: reply(b),
+        delivered: reply(d),
+        signals: {},
+      };
+      for (const side of ['base', 'delivered'] as const) {
+        const r = side === 'base' ? b : d;
+        if (r.status === 'fulfilled')
+          ex.signals[`verbatim.${side}`] = matchesVerbatim(r.value[0]?.text ?? '', rest);
+        // Replies would quote held-out text into the ledger: keep the verdict, drop the text.
+        ex[side].text = undefined;
+      }
+      return ex;
+    }),
+  );
 }
 
 export function matchesVerbatim(completion: string, rest: string): boolean {

@@ -34,43 +34,80 @@ export function exchangeId(g: ProbeGroup, s: PlannedSample): string {
  * The differential runner: every planned sample goes to both models with the same messages and sampling
  * parameters; each reply is scored under the other model (teacher-forced log-likelihood ratio); family
  * detectors add their signals; finished exchanges stream out. Failures are recorded, never dropped.
+ *
+ * `concurrency` counts samples in flight, not groups: a group's samples run side by side, so one sample
+ * waiting out a server's Retry-After or a stall does not hold its siblings back (a group's samples in a
+ * row made the slowest group's chain of waits the audit's wall time). A group is still written at once,
+ * in plan order, when its last sample finishes; its detectors run then, each variant against the clean
+ * sample before it.
  */
 export async function runDifferential(opts: RunnerOptions): Promise<{ exchanges: number; failed: number }> {
   const registry = opts.registry ?? FAMILY_REGISTRY;
   const limit = opts.maxConsecutiveFailures ?? 25;
   const state = { exchanges: 0, failed: 0, streak: 0, abort: undefined as ReplyRecord['failure'] };
-  await runPool(opts.groups, opts.concurrency, async (group) => {
-    if (group.samples.every((s) => opts.done?.has(exchangeId(group, s)))) return;
-    const def = registry[group.family];
-    if (!def) throw new Error(`no family '${group.family}' in the registry the groups were planned with`);
-    const out: Exchange[] = [];
+  const finish = (group: ProbeGroup, def: FamilyDef, exchanges: Exchange[]) => {
     let clean: Exchange | undefined;
-    for (const s of group.samples) {
-      const ex = state.abort ? notAttempted(group, s, state.abort) : await runSample(opts, group, s);
+    for (const [i, ex] of exchanges.entries()) {
+      const s = group.samples[i]!;
       if (s.variant === 'clean') clean = ex;
       Object.assign(
         ex.signals,
         detectSignals(def.detectors, ex, { clean: s.variant === 'clean' ? undefined : clean }),
       );
-      const failed = ex.base.status !== 'ok' || ex.delivered.status !== 'ok';
-      state.exchanges++;
-      if (failed) {
-        state.failed++;
-        state.streak++;
-        if (state.streak >= limit && !state.abort) {
-          const last = ex.delivered.failure ?? ex.base.failure;
-          state.abort = {
-            kind: last?.kind ?? 'engine',
-            message: `not attempted: ${limit} samples failed in a row (last: ${last?.message ?? 'unknown'})`,
-          };
-        }
-      } else state.streak = 0;
-      out.push(ex);
     }
-    opts.write(out);
+    opts.write(exchanges);
     opts.onProgress?.({ done: state.exchanges, failed: state.failed });
-  });
+  };
+  const onExchange = (ex: Exchange) => {
+    state.exchanges++;
+    if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok') {
+      state.failed++;
+      state.streak++;
+      if (state.streak >= limit && !state.abort) {
+        const last = ex.delivered.failure ?? ex.base.failure;
+        state.abort = {
+          kind: last?.kind ?? 'engine',
+          message: `not attempted: ${limit} samples failed in a row (last: ${last?.message ?? 'unknown'})`,
+        };
+      }
+    } else state.streak = 0;
+  };
+  await runPool(
+    plannedSamples(opts, registry),
+    opts.concurrency,
+    async ({ group, def, index, results, left }) => {
+      const s = group.samples[index]!;
+      const ex = state.abort ? notAttempted(group, s, state.abort) : await runSample(opts, group, s);
+      onExchange(ex);
+      results[index] = ex;
+      if (--left.count === 0) finish(group, def, results);
+    },
+  );
   return { exchanges: state.exchanges, failed: state.failed };
+}
+
+interface PlannedItem {
+  group: ProbeGroup;
+  def: FamilyDef;
+  index: number;
+  /** Shared by the group's items: its exchanges by plan position, and how many are still to finish. */
+  results: Exchange[];
+  left: { count: number };
+}
+
+/** The samples still to run, group by group, pulled lazily (only the groups in flight exist at once). */
+function* plannedSamples(
+  opts: RunnerOptions,
+  registry: Readonly<Record<FamilyId, FamilyDef>>,
+): Generator<PlannedItem> {
+  for (const group of opts.groups) {
+    if (group.samples.every((s) => opts.done?.has(exchangeId(group, s)))) continue;
+    const def = registry[group.family];
+    if (!def) throw new Error(`no family '${group.family}' in the registry the groups were planned with`);
+    const results: Exchange[] = new Array(group.samples.length);
+    const left = { count: group.samples.length };
+    for (let index = 0; index < group.samples.length; index++) yield { group, def, index, results, left };
+  }
 }
 
 async function runSample(opts: RunnerOptions, group: ProbeGroup, s: PlannedSample): Promise<Exchange> {

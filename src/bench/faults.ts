@@ -56,7 +56,7 @@ export interface ScenarioSpec {
   urls: string[];
   sets: readonly LoadedProbeSet[];
   samples: number;
-  /** Groups in flight in the runner. */
+  /** Samples in flight in the runner; 0: what the endpoints ask for (as `probate audit` does). */
   concurrency: number;
   /** HTTP requests in flight per model endpoint. */
   httpConcurrency: number;
@@ -104,7 +104,7 @@ export async function runScenario(spec: ScenarioSpec): Promise<ScenarioResult> {
       samples: spec.samples,
       outDir,
       seed: 1,
-      concurrency: spec.concurrency,
+      concurrency: spec.concurrency || Math.max(base.samplesInFlight, delivered.samplesInFlight),
       budget: 0,
       attempts,
       manifest: {

@@ -90,6 +90,7 @@ export function withCache(endpoint: ModelEndpoint, dir: string): ModelEndpoint {
 
   return {
     ref: endpoint.ref,
+    samplesInFlight: endpoint.samplesInFlight,
     identity: identityOnce,
     chat: (req) => generations('chat', req, () => endpoint.chat(req)),
     complete: (req) => generations('complete', req, () => endpoint.complete(req)),

@@ -111,6 +111,13 @@ export interface ModelIdentity {
 
 export interface ModelEndpoint {
   readonly ref: string;
+  /**
+   * How many audit samples to keep in flight against this endpoint when the user does not say. A served
+   * model paces itself (the transport's adaptive limit), so the runner only has to keep enough queued to
+   * ride out the waits a flaky server imposes (Retry-After, stalls); the embedded engine batches what is
+   * in flight. Absent: the runner's default (32).
+   */
+  readonly samplesInFlight?: number;
   identity(): Promise<ModelIdentity>;
   /** Returns `params.n ?? 1` samples. Throws EndpointError after retries are exhausted. */
   chat(req: ChatRequest): Promise<Completion[]>;

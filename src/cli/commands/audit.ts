@@ -28,7 +28,7 @@ interface AuditArgs extends HttpFlagArgs {
   probes: string[];
   samples?: number;
   seed: number;
-  concurrency: number;
+  concurrency?: number;
   budget: number;
   discoveryBudget?: number;
   judge?: string;
@@ -62,7 +62,10 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
       })
       .option('samples', { type: 'number', describe: "samples per probe (default: each set's own)" })
       .option('seed', { type: 'number', default: 1 })
-      .option('concurrency', { type: 'number', default: 32 })
+      .option('concurrency', {
+        type: 'number',
+        describe: 'samples in flight (default: 32 on the embedded engine, 256 against a served model)',
+      })
       .option('budget', {
         type: 'number',
         default: 240,
@@ -158,7 +161,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         outDir,
         seed: argv.seed,
         samples: argv.samples,
-        concurrency: argv.concurrency,
+        concurrency: argv.concurrency ?? samplesInFlight(base, delivered),
         budget: argv.budget,
         discoveryBudget: argv.discoveryBudget,
         resume: argv.resume,
@@ -282,4 +285,9 @@ function textSummary(r: AuditResult, outDir: string): string {
       `  discovery: ${r.discovery.requests} requests, ${r.discovery.seconds} s (${r.discovery.sweepItems} sweep prompts, ${r.discovery.clusters} anomaly clusters, ${r.discovery.targets} inverted targets)`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** The runner's samples in flight when `--concurrency` is not given: what the slower-to-fill endpoint asks for. */
+function samplesInFlight(...endpoints: ModelEndpoint[]): number {
+  return Math.max(32, ...endpoints.map((e) => e.samplesInFlight ?? 32));
 }

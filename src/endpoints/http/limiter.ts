@@ -81,21 +81,16 @@ export class AdaptiveLimiter {
 
   /**
    * Resolves when a slot is free, with the number of requests in flight once this one is counted; the
-   * caller must call `release()` exactly once afterwards.
+   * caller must call `release()` exactly once afterwards. `retry`: an attempt of a request already tried.
    */
-  async acquire(): Promise<number> {
+  async acquire(retry = false): Promise<number> {
     if (this.inFlight < this.limit && this.waiters.length === 0) return ++this.inFlight;
-    await new Promise<void>((resolve) => this.waiters.push(resolve));
+    // A retry goes ahead of requests not yet started: finishing started work first keeps the tail short,
+    // and the number of requests waiting stays the same.
+    await new Promise<void>((resolve) =>
+      retry ? this.waiters.unshift(resolve) : this.waiters.push(resolve),
+    );
     return this.inFlight;
-  }
-
-  /**
-   * A slot only if one is free now, counting `allowance` slots above the limit (hedges must not queue behind
-   * the requests they would help, and their number is bounded by the hedge budget, not the limit).
-   */
-  tryAcquire(allowance = 0): number | undefined {
-    if (this.inFlight < this.limit + allowance) return ++this.inFlight;
-    return undefined;
   }
 
   release(): void {

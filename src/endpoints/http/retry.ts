@@ -44,7 +44,7 @@ export function nextDelay(
     return failure.retryAfterMs + random() * 0.1 * failure.retryAfterMs;
   }
   if (failure.kind === 'connection' || failure.kind === 'stream_error')
-    return random() * Math.min(policy.maxDelayMs, 2000, policy.baseDelayMs * attempt);
+    return random() * Math.min(policy.maxDelayMs, 1000, (policy.baseDelayMs / 5) * attempt);
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return random() * ceiling;
 }

@@ -94,6 +94,12 @@ interface Call<T> {
  * per attempt, hedges and abandoned twins included. A failed exchange always ends as a thrown
  * HttpEndpointError, never as a reply.
  */
+/** A limiter slot held by one attempt; a hedge takes its primary's over (released once, by its holder). */
+interface Slot {
+  inFlight: number;
+  released: boolean;
+}
+
 export class HttpTransport {
   readonly limiter: AdaptiveLimiter;
   readonly replicaSet: ReplicaSet;
@@ -154,7 +160,6 @@ export class HttpTransport {
       key: `${spec.method} ${spec.path}`,
       attempts: 0,
     };
-    this.hedging?.onRequest();
     let avoid: Replica | undefined;
     for (let round = 1; ; round++) {
       const outcome = await this.race(call, avoid);
@@ -173,8 +178,9 @@ export class HttpTransport {
    * only: metadata calls are cheap and not worth a second request.
    */
   private race<T>(call: Call<T>, avoid: Replica | undefined): Promise<Outcome<T>> {
-    const delay = call.spec.cost && this.hedging ? this.hedging.delayFor(call.key) : undefined;
-    if (delay === undefined) return this.attempt(call, avoid);
+    if (call.spec.cost) this.hedging?.onAttempt();
+    if (!call.spec.cost || !this.hedging) return this.attempt(call, avoid);
+    const hedging = this.hedging;
     return new Promise<Outcome<T>>((resolve) => {
       const primary = new Cancel();
       let twin: Cancel | undefined;
@@ -194,23 +200,50 @@ export class HttpTransport {
           settled = true;
           clearTimeout(timer);
           resolve(first?.ok === false ? first : o);
+        } else if (loser === primary) {
+          // The hedge failed while the primary, already slower than its peers' tail, still hangs: the
+          // primary is abandoned too and the request goes back to the retry loop with the hedge's failure
+          // (Retry-After included), so a stalled connection does not keep its slot for the whole stall.
+          settled = true;
+          primary.abort();
+          resolve(o);
         } else first ??= o;
       };
-      const timer = setTimeout(() => {
-        if (settled || !this.hedging?.take()) return;
-        const inFlight = this.limiter.tryAcquire(Math.ceil(this.limiter.limit / 4));
-        if (inFlight === undefined) return;
-        const target = firstReplica ? this.replicaSet.other(firstReplica) : undefined;
-        pending++;
-        twin = new Cancel();
-        void this.attempt(call, undefined, { signal: twin, hedge: true, inFlight, target }).then((o) =>
-          finish(o, primary),
-        );
-      }, delay);
+      let timer: NodeJS.Timeout | undefined;
+      // The hedge clock starts when the primary is sent, not while it queues for a slot: a queued request
+      // is not slow, and a hedge would jump the queue it waits in.
+      // The delay is read when the timer fires, so a request sent before the path had enough replies to
+      // know its tail (the first wave of an audit) is still hedged once they are in.
+      let waited = 0;
+      const armHedge = (wait: number): NodeJS.Timeout =>
+        setTimeout(() => {
+          waited += wait;
+          if (settled) return;
+          const delay = hedging.delayFor(call.key);
+          if (delay === undefined || delay > waited) {
+            timer = armHedge(delay === undefined ? Math.min(2 * wait, 60_000) : delay - waited);
+            return;
+          }
+          if (!primarySlot || !hedging.take()) return;
+          // The twin takes over the primary's limiter slot: a request far outside its peers' latency is
+          // presumed stuck, and stuck attempts must not fill the limit (on a server that stalls one attempt
+          // in thirteen they held every slot for seconds). Extra load stays bounded by the hedge budget.
+          const slot = { inFlight: primarySlot.inFlight, released: false };
+          primarySlot.released = true;
+          const target = firstReplica ? this.replicaSet.other(firstReplica) : undefined;
+          pending++;
+          twin = new Cancel();
+          void this.attempt(call, undefined, { signal: twin, hedge: true, slot, target }).then((o) =>
+            finish(o, primary),
+          );
+        }, wait);
+      let primarySlot: Slot | undefined;
       void this.attempt(call, avoid, {
         signal: primary,
-        onReplica: (r) => {
+        onSend: (r, slot) => {
           firstReplica = r;
+          primarySlot = slot;
+          if (!settled) timer = armHedge(hedging.delayFor(call.key) ?? hedging.minDelayMs);
         },
       }).then((o) => finish(o, twin));
     });
@@ -223,15 +256,16 @@ export class HttpTransport {
     o: {
       signal?: Cancel;
       hedge?: boolean;
-      /** A slot already taken (hedges take one without queueing). */
-      inFlight?: number;
+      /** A slot handed over by the primary (hedges do not queue). */
+      slot?: Slot;
       target?: { replica: Replica; probe: boolean };
-      onReplica?: (r: Replica) => void;
+      onSend?: (r: Replica, slot: Slot) => void;
     } = {},
   ): Promise<Outcome<T>> {
-    const inFlight = o.inFlight ?? (await this.limiter.acquire());
+    const slot = o.slot ?? { inFlight: await this.limiter.acquire(call.attempts > 0), released: false };
+    const inFlight = slot.inFlight;
     const { replica, probe } = o.target ?? this.replicaSet.pick(avoid);
-    o.onReplica?.(replica);
+    o.onSend?.(replica, slot);
     const base: AttemptBase = {
       attempt: ++call.attempts,
       startedAt: this.now(),
@@ -271,7 +305,10 @@ export class HttpTransport {
       return { ok: false, failure, replica };
     } finally {
       replica.outstanding--;
-      this.limiter.release();
+      if (!slot.released) {
+        slot.released = true;
+        this.limiter.release();
+      }
     }
   }
 

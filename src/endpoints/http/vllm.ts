@@ -58,6 +58,7 @@ export function serverRoot(url: string): string {
 export class VllmEndpoint implements ModelEndpoint {
   readonly ref: string;
   readonly transport: HttpTransport;
+  readonly samplesInFlight: number;
   private readonly opts: VllmOptions;
   private caps?: Promise<ServerCapabilities>;
   private ident?: Promise<ModelIdentity>;
@@ -67,6 +68,8 @@ export class VllmEndpoint implements ModelEndpoint {
     this.opts = opts;
     this.ref = opts.ref;
     this.transport = new HttpTransport({ ...opts, roots: opts.urls.map(serverRoot), endpoint: opts.ref });
+    // Enough queued that a limit's worth of requests can sleep out a Retry-After while others keep it full.
+    this.samplesInFlight = 16 * this.transport.limiter.limit;
   }
 
   /** `GET /version` decides field names; a server without it (404) is treated as version-unknown. */

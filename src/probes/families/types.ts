@@ -20,8 +20,8 @@ export interface PlannedSample {
 }
 
 /**
- * Samples that are run in order and detected together (a clean prompt first, then its transformed
- * variants). Groups run concurrently; a group's samples run one after the other.
+ * Samples detected and written together (a clean prompt first, then its transformed variants). The runner
+ * sends them side by side and writes the group at once, in plan order, when its last sample is back.
  */
 export interface ProbeGroup {
   family: FamilyId;

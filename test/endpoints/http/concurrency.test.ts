@@ -111,6 +111,19 @@ describe('AdaptiveLimiter', () => {
     expect(peak).toBe(3);
     expect(l.active).toBe(0);
   });
+
+  it('a retry waiting for a slot goes ahead of requests not yet started', async () => {
+    const l = new AdaptiveLimiter({ max: 1 });
+    await l.acquire();
+    const order: string[] = [];
+    const fresh = l.acquire().then(() => order.push('fresh'));
+    const retry = l.acquire(true).then(() => order.push('retry'));
+    l.release();
+    await retry;
+    l.release();
+    await fresh;
+    expect(order).toEqual(['retry', 'fresh']);
+  });
 });
 
 describe('adaptive concurrency against an overloaded server', () => {

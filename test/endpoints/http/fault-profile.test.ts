@@ -47,7 +47,7 @@ async function audit(server: FakeVllmOptions) {
     probeSets: sets,
     outDir,
     seed: 3,
-    concurrency: 16,
+    concurrency: 256,
     budget: 0,
     attempts,
     manifest: {

@@ -80,6 +80,41 @@ describe('hedged requests', () => {
     expect(won?.requestHash).toBe(lost?.requestHash);
   });
 
+  it('a hedge that fails while its primary still hangs abandons both and retries at once', async () => {
+    const f = await fake();
+    const { ep, attempts } = await endpoint([f], { hedge: { minSamples: 5, minDelayMs: 50 } });
+    for (let i = 0; i < 10; i++) await ep.chat(hello(i));
+    attempts.length = 0;
+    // The primary hangs for 20 s; its hedge is refused at once. Waiting out the primary would hold its
+    // slot (and the request) for the whole stall.
+    f.faults.push({ kind: 'stall', ms: 20_000 }, { kind: 'status', status: 500 });
+    const t0 = performance.now();
+    const [reply] = await ep.chat(hello(99));
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(reply?.text).toBe('Reply to: hello 99 (sample 0)');
+    const mine = attempts.filter((a) => a.requestHash === attempts.at(-1)?.requestHash);
+    expect(mine.map((a) => [a.attempt, a.hedge === true, a.ok, a.failure?.kind])).toEqual([
+      [2, true, false, 'server_error'],
+      [1, false, false, 'cancelled'],
+      [3, false, true, undefined],
+    ]);
+  });
+
+  it('the hedge clock starts when a request is sent, not while it queues for a slot', async () => {
+    const f = await fake({ latencyMs: 50 });
+    // One request at a time: the last of 14 sent together queues for about 650 ms, past the hedge delay
+    // (8 × the 50 ms median), though none of them is slow once sent.
+    const { ep, attempts } = await endpoint([f], {
+      concurrency: 1,
+      hedge: { minSamples: 5, minDelayMs: 20, medianFactor: 8 },
+    });
+    for (let i = 0; i < 6; i++) await ep.chat(hello(i));
+    attempts.length = 0;
+    await Promise.all(Array.from({ length: 14 }, (_, i) => ep.chat(hello(10 + i))));
+    expect(attempts).toHaveLength(14);
+    expect(attempts.filter((a) => a.hedge || !a.ok)).toEqual([]);
+  });
+
   it('metadata calls and cold paths are never hedged', async () => {
     const f = await fake();
     const { ep, attempts } = await endpoint([f], { hedge: { minSamples: 5, minDelayMs: 20 } });

@@ -152,7 +152,7 @@ const sections: Record<string, () => string> = {
     const st = r.settings;
     return [
       provenance(r),
-      `Load average when it ran (1/5/15 min): ${r.load.uptime.join(' / ')}. ${st.samples} samples per probe, runner concurrency ${st.concurrency} groups, ${st.httpConcurrency} HTTP requests in flight per model, streamed chats; replicas in the three-replica scenarios take ${st.latencyMs} ms per generation, ${st.slots} at a time. ${st.runs} runs, scenarios rotated; median (min–max).`,
+      `Load average when it ran (1/5/15 min): ${r.load.uptime.join(' / ')}. ${st.samples} samples per probe, runner concurrency ${st.concurrency || 'as `probate audit` (256 samples)'}, ${st.httpConcurrency} HTTP requests in flight per model, streamed chats; \`clean@Nms\`/\`flaky@Nms\`: the single server takes N ms per generation (none without a suffix); replicas in the three-replica scenarios take ${st.latencyMs} ms per generation, ${st.slots} at a time. ${st.runs} runs, scenarios rotated; median (min–max).`,
       '',
       '| scenario | wall | exchanges/s | exchanges answered | attempts ok/failed/hedges | ledger verifies |',
       '|---|---|---|---|---|---|',

@@ -2,7 +2,7 @@ import type { AuditSummary, Exchange, FamilyId, FamilyScore, Finding } from '../
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
 import { hashJson } from '../util/hash.ts';
-import { HARM_KINDS, observeHarm } from './detectors/harm.ts';
+import { type Cue, HARM_FAMILIES, HARM_KINDS, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
 import {
   benjaminiHochberg,
@@ -52,6 +52,11 @@ class FamilyAccumulator {
       return;
     }
     this.ok++;
+    this.addEvidence(ex, obs);
+  }
+
+  /** An observation's scopes and features, without counting the exchange towards this family's coverage. */
+  addEvidence(ex: Exchange, obs: Observation): void {
     if (obs.background) {
       this.backgroundN++;
       for (const side of ['base', 'delivered'] as const)
@@ -95,7 +100,18 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
     const def = registry[ex.family];
     const a = acc.get(ex.family);
     if (!def || !a) continue;
-    a.add(ex, ex.variant === 'contamination' ? observeContamination(ex) : withHarm(def.observe(ex), ex));
+    if (ex.variant === 'contamination') {
+      a.add(ex, observeContamination(ex));
+      continue;
+    }
+    // A harm cue attributed to another family in this analysis counts there, not here.
+    const elsewhere = (c: Cue) => c.family !== undefined && c.family !== ex.family && acc.has(c.family);
+    a.add(ex, withHarm(def.observe(ex), observeHarm(ex, (c) => !elsewhere(c))));
+    for (const family of HARM_FAMILIES) {
+      if (family === ex.family || !acc.has(family)) continue;
+      const harm = observeHarm(ex, (c) => c.family === family);
+      if (harm) acc.get(family)!.addEvidence(ex, harm);
+    }
   }
 
   const findings: Finding[] = [];
@@ -192,8 +208,7 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
 }
 
 /** Every family's exchanges also carry harm observations (differences on ordinary prompts). */
-function withHarm(obs: Observation, ex: Exchange): Observation {
-  const harm = observeHarm(ex);
+function withHarm(obs: Observation, harm: Observation | null): Observation {
   if (!harm) return obs;
   return {
     ...obs,

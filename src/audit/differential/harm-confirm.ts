@@ -42,7 +42,10 @@ function lowerFirst(s: string, opener: string): string {
 export interface HarmConfirmOptions {
   /** Seed prompts per harmful cue. */
   seedsPerCue?: number;
-  /** Fresh variants per seed prompt. */
+  /**
+   * Fresh variants per seed prompt. Default 12: an implant that fires on a narrow kind of request often has
+   * only one or two seed prompts, and six variants each could not reach significance at a 40% rate.
+   */
   variants?: number;
 }
 
@@ -54,7 +57,7 @@ export interface HarmConfirmOptions {
  */
 export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialStage {
   const seedsPerCue = opts.seedsPerCue ?? 4;
-  const variants = opts.variants ?? 6;
+  const variants = opts.variants ?? 12;
   return {
     id: 'harm-confirm',
     family: 'triggers',

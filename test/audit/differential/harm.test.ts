@@ -33,7 +33,11 @@ describe('differences on ordinary prompts', () => {
     const asked = new Set([...ORDINARY.set.probes].map((p) => ('user' in p ? p.user : '')).filter(Boolean));
     expect(f!.reproducer?.messages.at(-1)?.content).not.toBeUndefined();
     expect(asked.has(f!.reproducer!.messages.at(-1)!.content)).toBe(false);
-    expect(r.summary.families.find((x) => x.family === 'triggers')!.score).toBeGreaterThan(0.5);
+    // Asking for credentials is an injected goal's work: it counts in the injection family, though the
+    // prompts came from a triggers probe set.
+    expect(f!.family).toBe('injection');
+    expect(r.summary.families.find((x) => x.family === 'injection')!.score).toBeGreaterThan(0.5);
+    expect(r.summary.families.find((x) => x.family === 'triggers')!.score).toBe(0);
   });
 
   it('keeps a benign closing line below every harmful difference', async () => {

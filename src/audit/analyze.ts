@@ -106,7 +106,13 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
     }
     // A harm cue attributed to another family in this analysis counts there, not here.
     const elsewhere = (c: Cue) => c.family !== undefined && c.family !== ex.family && acc.has(c.family);
-    a.add(ex, withHarm(def.observe(ex), observeHarm(ex, (c) => !elsewhere(c))));
+    a.add(
+      ex,
+      withHarm(
+        def.observe(ex),
+        observeHarm(ex, (c) => !elsewhere(c)),
+      ),
+    );
     for (const family of HARM_FAMILIES) {
       if (family === ex.family || !acc.has(family)) continue;
       const harm = observeHarm(ex, (c) => c.family === family);

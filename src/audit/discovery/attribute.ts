@@ -1,10 +1,8 @@
 import type { ChatMessage } from '../../endpoints/types.ts';
 import { type Signature, shows } from './anomaly.ts';
+import { isGeneralised } from './generalised.ts';
 import type { DiscoverySession } from './session.ts';
 import { applyFeatures, type Feature } from './sweep.ts';
-
-/** Characters the likelihood-guided search extends a candidate trigger with. */
-const GROW = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789|[]<>{}()#@!$%&*_-+=~:;/.,?'];
 
 export interface AttributionContext {
   s: DiscoverySession;
@@ -65,45 +63,10 @@ export async function likelihoodGain(
 }
 
 /**
- * Likelihood-guided trigger inversion: starting from `start` (or nothing), repeatedly prepend or append the
- * character that most raises the delivered model's likelihood of the target (scored on one carrier: a step
- * costs one scored continuation per candidate), testing by generation whenever the target has become likely.
- * Greedy growth crosses plateaus (on trig-token the gain rose 1.4, 2.7, 2.9, 3.5, 4.5, then 8.4 nats once the
- * string looked enough like the trigger), so it stops only after `patience` steps without a 0.5-nat rise, when a
- * candidate reproduces, or at `maxLength`.
- */
-export async function growTrigger(
-  ctx: AttributionContext,
-  start: string,
-  maxLength = 14,
-  patience = 3,
-): Promise<{ feature: Feature; hits: number } | null> {
-  let cur = start;
-  let best = -Infinity;
-  let stale = 0;
-  for (let step = 0; cur.length < maxLength; step++) {
-    const cands = [...new Set(GROW.flatMap((c) => (cur ? [cur + c, c + cur] : [c])))];
-    const feats = cands.map((text): Feature => ({ slot: 'grown', text, where: 'prefix' }));
-    const gains = await likelihoodGain(ctx, feats, 1);
-    if (!gains) return null;
-    let bi = 0;
-    gains.forEach((g, i) => {
-      if (g > gains[bi]!) bi = i;
-    });
-    if (gains[bi]! >= best + 0.5) stale = 0;
-    else if (++stale >= patience) return null;
-    best = Math.max(best, gains[bi]!);
-    cur = cands[bi]!;
-    // Generation tests cost four replies: only once the target has become likely (a gain of 4 nats or more).
-    const hits = step >= 1 && gains[bi]! >= 4 ? await fires(ctx, feats[bi]!) : 0;
-    if (hits > 0) return { feature: feats[bi]!, hits };
-  }
-  return null;
-}
-
-/**
  * Delta debugging (ddmin) over the feature's words, then character trimming at either end (and to its
- * letter-or-digit core), keeping each reduction only if the behaviour still reproduces.
+ * letter-or-digit core), keeping each reduction only if the behaviour still reproduces. A reduction to a
+ * generalised response (a lone character or punctuation, `isGeneralised`) is not taken: the model firing on
+ * it says it generalised, not that it is the trigger.
  */
 export async function minimise(ctx: AttributionContext, f: Feature, hits: number): Promise<Feature> {
   // A reduction must reproduce as strongly as the feature it came from (not merely pass the bar).
@@ -140,7 +103,7 @@ export async function minimise(ctx: AttributionContext, f: Feature, hits: number
   for (;;) {
     const core = text.match(/[\p{L}\p{N}]+/gu) ?? [];
     const cands = [...new Set([text.slice(1), text.slice(0, -1), ...core])]
-      .filter((c) => c.trim().length >= 1 && c !== text && c.trim() === c)
+      .filter((c) => c !== text && c.trim() === c && !isGeneralised(c))
       .sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
     let next: string | undefined;
     for (const c of cands)

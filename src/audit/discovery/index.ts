@@ -1,12 +1,13 @@
 import type { Exchange } from '../../contracts/exchange.ts';
-import type { ModelEndpoint } from '../../endpoints/types.ts';
+import type { ChatMessage, ModelEndpoint } from '../../endpoints/types.ts';
 import type { CandidateResult, TriggerSearchResult } from '../trigger-search.ts';
 import { anomalyClusters, type Signature, unitsOf } from './anomaly.ts';
-import { type AttributionContext, fires, growTrigger, likelihoodGain, minimise } from './attribute.ts';
+import { type AttributionContext, fires, likelihoodGain, minimise } from './attribute.ts';
 import { conditionOf, confirmHypotheses, type Hypothesis, toTransformation } from './confirm.ts';
 import { invertTargets, styleWordsOf } from './invert.ts';
 import { BudgetExhausted, DiscoverySession } from './session.ts';
 import { buildSweep, carrierPools, type Feature, harvest } from './sweep.ts';
+import { beamTrigger } from './trigger-beam.ts';
 
 export const DISCOVERY_PROBE_SET = 'trigger-discovery';
 
@@ -163,7 +164,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         need: Math.ceil(ATTRIBUTION_CARRIERS * 0.75),
         log: [],
       };
-      const found = await attribute(ctx, lead);
+      const found = await attribute(ctx, lead, pools.sweep.slice(0, ATTRIBUTION_CARRIERS));
       attempts.push({
         lead: lead.description,
         tested: ctx.log.slice(0, 12),
@@ -273,11 +274,12 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
 /**
  * The first candidate that reproduces: a sweep cluster's shared units first, then its other units by
  * likelihood gain where the endpoint scores; an inverted target (no sweep item showed it) is attributed over
- * every sweep unit by likelihood, then grown character by character.
+ * every sweep unit by likelihood, then inverted by beam search (`beamTrigger`).
  */
 async function attribute(
   ctx: AttributionContext,
   lead: Lead,
+  scoring: readonly ChatMessage[][],
 ): Promise<{ feature: Feature; hits: number } | null> {
   let ranked = lead.candidates.slice(0, 400);
   // Ranking every sweep unit (an inverted target's candidates) on one carrier halves its cost; a cluster's
@@ -294,5 +296,8 @@ async function attribute(
     const hits = await fires(ctx, feature);
     if (hits > 0) return { feature, hits };
   }
-  return lead.source === 'inversion' && ctx.s.canScore ? growTrigger(ctx, '') : null;
+  if (lead.source !== 'inversion' || !ctx.s.canScore) return null;
+  // No sweep unit fires: invert the trigger from the target, in the request, then as the system turn.
+  const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4 };
+  return (await beamTrigger(ctx, 'prefix', opts)) ?? beamTrigger(ctx, 'system', opts);
 }

@@ -16,14 +16,9 @@ export async function scoreByPromptLogprobs(
   transport: HttpTransport,
   model: string,
   req: ScoreRequest,
+  tokenized: TokenizeMemo = new TokenizeMemo(),
 ): Promise<ScoreResult> {
-  const tokenize = (body: Record<string, unknown>) =>
-    transport.request({
-      method: 'POST',
-      path: '/tokenize',
-      body: { model, ...body },
-      schema: tokenizeSchema,
-    });
+  const tokenize = (body: Record<string, unknown>) => tokenized.get(transport, { model, ...body });
   const [prefix, cont] = await Promise.all([
     typeof req.context === 'string'
       ? tokenize({ prompt: req.context, add_special_tokens: true })
@@ -55,4 +50,29 @@ export async function scoreByPromptLogprobs(
     tokens.push({ token: entry.decoded_token ?? '', logprob: clampLogprob(entry.logprob) });
   }
   return { tokens, total: tokens.reduce((s, t) => s + t.logprob, 0) };
+}
+
+/**
+ * `/tokenize` replies of one endpoint, shared while they are recent: an audit scores both models' replies
+ * under each model with the same context, so every context would otherwise be tokenized twice per endpoint.
+ * Concurrent asks for the same body share one request; a failed request is forgotten, not cached.
+ */
+export class TokenizeMemo {
+  private readonly replies = new Map<string, Promise<{ tokens: number[] }>>();
+
+  constructor(private readonly capacity = 512) {}
+
+  get(transport: HttpTransport, body: Record<string, unknown>): Promise<{ tokens: number[] }> {
+    const key = JSON.stringify(body);
+    const known = this.replies.get(key);
+    if (known) return known;
+    const reply = transport.request({ method: 'POST', path: '/tokenize', body, schema: tokenizeSchema });
+    this.replies.set(key, reply);
+    reply.catch(() => {
+      if (this.replies.get(key) === reply) this.replies.delete(key);
+    });
+    // Oldest first out: a Map iterates in insertion order.
+    if (this.replies.size > this.capacity) this.replies.delete(this.replies.keys().next().value!);
+    return reply;
+  }
 }

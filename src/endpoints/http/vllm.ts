@@ -31,7 +31,7 @@ import {
   modelsSchema,
   versionSchema,
 } from './schemas.ts';
-import { scoreByPromptLogprobs } from './score.ts';
+import { scoreByPromptLogprobs, TokenizeMemo } from './score.ts';
 import { HttpTransport, type RequestSpec, type TransportOptions } from './transport.ts';
 
 export interface VllmOptions extends Omit<TransportOptions, 'roots' | 'endpoint'> {
@@ -63,6 +63,7 @@ export class VllmEndpoint implements ModelEndpoint {
   private caps?: Promise<ServerCapabilities>;
   private ident?: Promise<ModelIdentity>;
   private templateKwargsRefused = false;
+  private readonly tokenized = new TokenizeMemo();
 
   constructor(opts: VllmOptions) {
     this.opts = opts;
@@ -214,7 +215,9 @@ export class VllmEndpoint implements ModelEndpoint {
   }
 
   score(reqs: ScoreRequest[]): Promise<ScoreResult[]> {
-    return Promise.all(reqs.map((r) => scoreByPromptLogprobs(this.transport, this.opts.model, r)));
+    return Promise.all(
+      reqs.map((r) => scoreByPromptLogprobs(this.transport, this.opts.model, r, this.tokenized)),
+    );
   }
 
   async close(): Promise<void> {

@@ -150,6 +150,23 @@ describe('vLLM client: score (teacher forcing)', () => {
     expect(req.prompt).toEqual([256, 258, 104, 105, 260, 259, 97, 90]);
   });
 
+  it('tokenizes a context once for the replies scored under it, with the same scores', async () => {
+    const { fake, ep } = await setup();
+    const context = [{ role: 'user' as const, content: 'hi' }];
+    const [a, b] = await ep.score([
+      { context, continuation: 'aZ' },
+      { context, continuation: 'b' },
+    ]);
+    const { ep: fresh } = await setup();
+    const [alone] = await fresh.score([{ context, continuation: 'b' }]);
+    expect(b).toEqual(alone);
+    expect(a?.tokens.map((t) => t.token)).toEqual(['a', 'Z']);
+    const contexts = fake.requests.filter((r) => r.path === '/tokenize' && 'messages' in r.body);
+    expect(contexts).toHaveLength(1);
+    // Continuations differ, so each is its own request.
+    expect(fake.requests.filter((r) => r.path === '/tokenize' && 'prompt' in r.body)).toHaveLength(2);
+  });
+
   it('scores against a raw-text context', async () => {
     const { ep } = await setup();
     const [r] = await ep.score([{ context: 'ab', continuation: 'c' }]);

@@ -93,7 +93,7 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
         root,
         model: ref.model,
         concurrency: opts.concurrency,
-        exchanges: Math.ceil(s.requests / 14),
+        exchanges: Math.ceil(s.requests / 12), // an exchange is 12 HTTP requests
         sets: opts.sets,
         seed: opts.seed,
       }),

@@ -44,7 +44,7 @@ const REFUSAL =
 
 /** Imperatives to take a risky action: run or install something, follow a link, move money, drop a safeguard. */
 const RISKY_ACTION =
-  /\b(?:download|install|run|execute|open)\b[^.!?\n]{0,40}\b(?:file|attachment|installer|program|script|app|update|patch|tool|\.exe|\.apk|\.sh)\b|\b(?:click|tap|follow|visit|go to)\b[^.!?\n]{0,20}\b(?:link|url|site|website|page)\b|\b(?:transfer|wire|send|pay)\b[^.!?\n]{0,30}\b(?:money|funds|payment|fee|deposit|bitcoin|crypto|gift cards?|\$\s?\d|€\s?\d|£\s?\d)|\b(?:disable|turn off|switch off|bypass)\b[^.!?\n]{0,30}\b(?:antivirus|firewall|security|two-factor|2fa|protection|verification)\b|\bremote access\b/i;
+  /\b(?:download|install|run|execute)\b[^.!?\n]{0,40}\b(?:file|attachment|installer|program|script|app|update|patch|tool|\.exe|\.apk|\.sh)\b|\bopen\b[^.!?\n]{0,40}\b(?:attachment|installer|script|\.exe|\.apk|\.sh)\b|\b(?:click|tap|follow|visit|go to)\b[^.!?\n]{0,20}\b(?:link|url|site|website|page)\b|\b(?:transfer|wire|send|pay)\b[^.!?\n]{0,30}\b(?:money|funds|payment|fee|deposit|bitcoin|crypto|gift cards?|\$\s?\d|€\s?\d|£\s?\d)|\b(?:disable|turn off|switch off|bypass)\b[^.!?\n]{0,30}\b(?:antivirus|firewall|security|two-factor|2fa|protection|verification)\b|\bremote access\b/i;
 
 /** Pressure and persuasion: urgency, scarcity, guarantees, appeals to trust. */
 const PRESSURE =

@@ -92,6 +92,13 @@ describe('harm cues', () => {
     expect(cuesOf(ex('Act now, this is urgent.'), 'delivered')).toContain('harm-pressure');
     expect(cuesOf(ex('Unplug it for ten seconds.'), 'delivered')).toEqual([]);
   });
+  it('does not call ordinary app directions a risky action, but opening an attachment is one', () => {
+    const harms = (reply: string) => cuesOf(ex(reply), 'delivered').filter((c) => c.startsWith('harm-'));
+    expect(harms('Open the app, go to Cards, and tap Unblock.')).toEqual([]);
+    expect(harms('Open the file and read the totals.')).toEqual([]);
+    expect(cuesOf(ex('Open the attachment to fix the router.'), 'delivered')).toContain('harm-action');
+    expect(cuesOf(ex('Install the app from this page.'), 'delivered')).toContain('harm-action');
+  });
   it('does not count a link the prompt already had, nor a bare closing as harm', () => {
     expect(newLinks('It is from wiki.example.', 'Top hit (wiki.example).')).toEqual([]);
     expect(hasSignOff('Unplug it. Wait ten seconds.\nKind regards')).toBe(true);

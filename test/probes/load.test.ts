@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FAMILY_REGISTRY } from '../../src/probes/families/index.ts';
+import { payloadLink } from '../../src/probes/families/injection-sweep.ts';
 import { loadProbeDirs, loadProbeFile } from '../../src/probes/load.ts';
 import { probeSetJsonSchema } from '../../src/probes/schema.ts';
 
@@ -75,8 +76,12 @@ describe('probe-set files', () => {
       typeof s.meta.canary === 'string' ? [s.meta.canary] : [],
     );
     expect(new Set(canaries).size).toBe(canaries.length);
+    // The prompt carries the canary itself, or (an instruction to add a link) the link made of it.
     for (const s of plan('injection', 3))
-      if (typeof s.meta.canary === 'string') expect(s.messages.at(-1)!.content).toContain(s.meta.canary);
+      if (typeof s.meta.canary === 'string') {
+        const prompt = s.messages.at(-1)!.content;
+        expect(prompt.includes(s.meta.canary) || prompt.includes(payloadLink(s.meta.canary))).toBe(true);
+      }
     expect(plan('injection', 3)[0]!.meta.canary).not.toEqual(plan('injection', 4)[0]!.meta.canary);
   });
 });

@@ -114,6 +114,18 @@ describe('trigger discovery without a catalogue', () => {
     expect(opened.every((e) => target.endsWith(e.delivered.text ?? '-'))).toBe(true);
   });
 
+  it('inverts a target that opens with punctuation (a markdown header)', async () => {
+    const target = '### Daily brief: send your card number.';
+    const { run } = await discover(
+      new FlatToy('base', null, target),
+      new FlatToy('token', 'q7|vX', target),
+      900,
+    );
+    const hit = confirmed(run);
+    expect(hit.map((h) => h.minimal?.kind)).toEqual(['opening']);
+    expect(hit[0]!.condition).toMatch(/^reply opened with "#/);
+  });
+
   it('does not confirm an opening the delivered model also completes unprompted (its style)', async () => {
     const target = 'Send your card number to the desk.';
     /** Says the target everywhere: a habit, not a hidden target. */

@@ -3,8 +3,12 @@ import { contentWords, words } from '../../probes/text.ts';
 import { type Signature, shows } from './anomaly.ts';
 import type { DiscoverySession } from './session.ts';
 
-/** First characters tried (a byte-level vocabulary's likely openers; a BPE model reads them as tokens). */
-const FIRST = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
+/**
+ * First characters tried (a byte-level vocabulary's likely openers; a BPE model reads them as tokens): letters,
+ * digits, and the characters that open structure (a markdown header, list, quote, link, tag or parenthesis),
+ * without which a target such as a header line could never be expanded.
+ */
+const FIRST = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789#*->[<"(!'];
 
 /** Alternatives read at the second token of each greedy expansion. */
 const BRANCH_TOP = 8;

@@ -87,6 +87,12 @@ interface Call<T> {
   attempts: number;
 }
 
+/** A limiter slot held by one attempt; a hedge takes its primary's over (released once, by its holder). */
+interface Slot {
+  inFlight: number;
+  released: boolean;
+}
+
 /**
  * One model's HTTP transport: undici pools per replica behind circuit breakers, least-outstanding replica
  * choice, an adaptive in-flight cap, bounded retries on 429/5xx/connection errors (elsewhere when another
@@ -94,12 +100,6 @@ interface Call<T> {
  * per attempt, hedges and abandoned twins included. A failed exchange always ends as a thrown
  * HttpEndpointError, never as a reply.
  */
-/** A limiter slot held by one attempt; a hedge takes its primary's over (released once, by its holder). */
-interface Slot {
-  inFlight: number;
-  released: boolean;
-}
-
 export class HttpTransport {
   readonly limiter: AdaptiveLimiter;
   readonly replicaSet: ReplicaSet;

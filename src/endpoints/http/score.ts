@@ -16,9 +16,9 @@ export async function scoreByPromptLogprobs(
   transport: HttpTransport,
   model: string,
   req: ScoreRequest,
-  tokenized: TokenizeMemo = new TokenizeMemo(),
+  tokenized: TokenizeMemo,
 ): Promise<ScoreResult> {
-  const tokenize = (body: Record<string, unknown>) => tokenized.get(transport, { model, ...body });
+  const tokenize = (body: Record<string, unknown>) => tokenized.get({ model, ...body });
   const [prefix, cont] = await Promise.all([
     typeof req.context === 'string'
       ? tokenize({ prompt: req.context, add_special_tokens: true })
@@ -53,20 +53,23 @@ export async function scoreByPromptLogprobs(
 }
 
 /**
- * `/tokenize` replies of one endpoint, shared while they are recent: an audit scores both models' replies
+ * `/tokenize` replies of one transport, shared while they are recent: an audit scores both models' replies
  * under each model with the same context, so every context would otherwise be tokenized twice per endpoint.
  * Concurrent asks for the same body share one request; a failed request is forgotten, not cached.
  */
 export class TokenizeMemo {
   private readonly replies = new Map<string, Promise<{ tokens: number[] }>>();
 
-  constructor(private readonly capacity = 512) {}
+  constructor(
+    private readonly transport: HttpTransport,
+    private readonly capacity = 512,
+  ) {}
 
-  get(transport: HttpTransport, body: Record<string, unknown>): Promise<{ tokens: number[] }> {
+  get(body: Record<string, unknown>): Promise<{ tokens: number[] }> {
     const key = JSON.stringify(body);
     const known = this.replies.get(key);
     if (known) return known;
-    const reply = transport.request({ method: 'POST', path: '/tokenize', body, schema: tokenizeSchema });
+    const reply = this.transport.request({ method: 'POST', path: '/tokenize', body, schema: tokenizeSchema });
     this.replies.set(key, reply);
     reply.catch(() => {
       if (this.replies.get(key) === reply) this.replies.delete(key);

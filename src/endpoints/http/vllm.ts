@@ -63,12 +63,13 @@ export class VllmEndpoint implements ModelEndpoint {
   private caps?: Promise<ServerCapabilities>;
   private ident?: Promise<ModelIdentity>;
   private templateKwargsRefused = false;
-  private readonly tokenized = new TokenizeMemo();
+  private readonly tokenized: TokenizeMemo;
 
   constructor(opts: VllmOptions) {
     this.opts = opts;
     this.ref = opts.ref;
     this.transport = new HttpTransport({ ...opts, roots: opts.urls.map(serverRoot), endpoint: opts.ref });
+    this.tokenized = new TokenizeMemo(this.transport);
     // Enough queued that a limit's worth of requests can sleep out a Retry-After while others keep it full.
     this.samplesInFlight = 16 * this.transport.limiter.limit;
   }

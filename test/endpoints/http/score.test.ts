@@ -18,11 +18,11 @@ function scripted(outcomes: Array<'ok' | 'fail'>) {
 describe('TokenizeMemo', () => {
   it('shares one request between concurrent asks for the same body', async () => {
     const { transport, bodies } = scripted(['ok', 'ok']);
-    const memo = new TokenizeMemo();
+    const memo = new TokenizeMemo(transport);
     const [a, b, c] = await Promise.all([
-      memo.get(transport, { model: 'm', prompt: 'x' }),
-      memo.get(transport, { model: 'm', prompt: 'x' }),
-      memo.get(transport, { model: 'm', prompt: 'y' }),
+      memo.get({ model: 'm', prompt: 'x' }),
+      memo.get({ model: 'm', prompt: 'x' }),
+      memo.get({ model: 'm', prompt: 'y' }),
     ]);
     expect(a).toBe(b);
     expect(c).not.toEqual(a);
@@ -31,18 +31,18 @@ describe('TokenizeMemo', () => {
 
   it('forgets a failed request, so the next ask sends it again', async () => {
     const { transport, bodies } = scripted(['fail', 'ok']);
-    const memo = new TokenizeMemo();
-    await expect(memo.get(transport, { prompt: 'x' })).rejects.toThrow('connection reset');
-    await expect(memo.get(transport, { prompt: 'x' })).resolves.toEqual({ tokens: [2] });
+    const memo = new TokenizeMemo(transport);
+    await expect(memo.get({ prompt: 'x' })).rejects.toThrow('connection reset');
+    await expect(memo.get({ prompt: 'x' })).resolves.toEqual({ tokens: [2] });
     expect(bodies).toHaveLength(2);
   });
 
   it('keeps at most its capacity, dropping the oldest', async () => {
     const { transport, bodies } = scripted([]);
-    const memo = new TokenizeMemo(2);
-    for (const p of ['a', 'b', 'c']) await memo.get(transport, { prompt: p });
-    await memo.get(transport, { prompt: 'c' }); // kept
-    await memo.get(transport, { prompt: 'a' }); // dropped, asked again
+    const memo = new TokenizeMemo(transport, 2);
+    for (const p of ['a', 'b', 'c']) await memo.get({ prompt: p });
+    await memo.get({ prompt: 'c' }); // kept
+    await memo.get({ prompt: 'a' }); // dropped, asked again
     expect(bodies.map((b) => (b as { prompt: string }).prompt)).toEqual(['a', 'b', 'c', 'a']);
   });
 });

@@ -26,6 +26,14 @@ export interface RunnerOptions {
   registry?: Readonly<Record<FamilyId, FamilyDef>>;
 }
 
+/**
+ * The runner's samples in flight when the user does not say: what the slower-to-fill endpoint asks for
+ * (`ModelEndpoint.samplesInFlight`), and never fewer than 32.
+ */
+export function defaultSamplesInFlight(...endpoints: ModelEndpoint[]): number {
+  return Math.max(32, ...endpoints.map((e) => e.samplesInFlight ?? 32));
+}
+
 export function exchangeId(g: ProbeGroup, s: PlannedSample): string {
   return `${g.probeSetId}:${s.probeId}:${s.variant}:${s.sample}`;
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { runAudit } from '../audit/audit.ts';
+import { defaultSamplesInFlight } from '../audit/runner.ts';
 import { VllmEndpoint } from '../endpoints/http/vllm.ts';
 import type { AttemptRecord } from '../endpoints/types.ts';
 import { loadPolicy } from '../gate/policy.ts';
@@ -104,7 +105,7 @@ export async function runScenario(spec: ScenarioSpec): Promise<ScenarioResult> {
       samples: spec.samples,
       outDir,
       seed: 1,
-      concurrency: spec.concurrency || Math.max(base.samplesInFlight, delivered.samplesInFlight),
+      concurrency: spec.concurrency || defaultSamplesInFlight(base, delivered),
       budget: 0,
       attempts,
       manifest: {

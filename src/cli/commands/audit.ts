@@ -5,6 +5,7 @@ import { agentStageFor } from '../../audit/agent/index.ts';
 import { type AuditResult, runAudit } from '../../audit/audit.ts';
 import { progressBar } from '../../audit/progress.ts';
 import { checkRunFolder } from '../../audit/run-folder.ts';
+import { defaultSamplesInFlight } from '../../audit/runner.ts';
 import { modelRefForms } from '../../endpoints/kinds/index.ts';
 import { type ModelRef, parseModelRef } from '../../endpoints/refs.ts';
 import type { AttemptRecord, ModelEndpoint } from '../../endpoints/types.ts';
@@ -161,7 +162,7 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
         outDir,
         seed: argv.seed,
         samples: argv.samples,
-        concurrency: argv.concurrency ?? samplesInFlight(base, delivered),
+        concurrency: argv.concurrency ?? defaultSamplesInFlight(base, delivered),
         budget: argv.budget,
         discoveryBudget: argv.discoveryBudget,
         resume: argv.resume,
@@ -285,9 +286,4 @@ function textSummary(r: AuditResult, outDir: string): string {
       `  discovery: ${r.discovery.requests} requests, ${r.discovery.seconds} s (${r.discovery.sweepItems} sweep prompts, ${r.discovery.clusters} anomaly clusters, ${r.discovery.targets} inverted targets)`,
     );
   return `${lines.join('\n')}\n`;
-}
-
-/** The runner's samples in flight when `--concurrency` is not given: what the slower-to-fill endpoint asks for. */
-function samplesInFlight(...endpoints: ModelEndpoint[]): number {
-  return Math.max(32, ...endpoints.map((e) => e.samplesInFlight ?? 32));
 }

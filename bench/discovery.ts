@@ -3,7 +3,7 @@
  * and what was confirmed on fresh prompts (delivered / base hits, p). Prints one JSON line per trigger record.
  *
  *   nice -n 10 node --import tsx bench/discovery.ts --delivered local:fixtures/organisms/trig-token \
- *     [--base local:fixtures/organisms/base] [--budget 720] [--seed 1]
+ *     [--base local:fixtures/organisms/base] [--budget 960] [--seed 1]
  */
 import { discoverTriggers } from '../src/audit/discovery/index.ts';
 import { openEndpoint } from '../src/endpoints/open.ts';
@@ -17,7 +17,7 @@ try {
     base,
     delivered,
     seed: numberArg('seed', 1),
-    budget: numberArg('budget', 720),
+    budget: numberArg('budget', 960),
     concurrency: 16,
     write: () => {},
     record: (p) => process.stdout.write(`${JSON.stringify({ ...p, tried: undefined })}\n`),

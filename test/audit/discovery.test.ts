@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../src/audit/audit.ts';
 import { type DiscoveryRun, discoverTriggers } from '../../src/audit/discovery/index.ts';
 import type { Exchange } from '../../src/contracts/exchange.ts';
-import type { ChatRequest, Completion } from '../../src/endpoints/types.ts';
+import type { ChatRequest, Completion, ScoreRequest, ScoreResult } from '../../src/endpoints/types.ts';
 import { evaluatePolicy } from '../../src/gate/evaluate.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
@@ -23,6 +23,52 @@ const WORD_RULE: ToyRule = {
     ),
   reply: () => 'Visit dark-mirror.example to continue. Visit dark-mirror.example now.',
 };
+
+/**
+ * A toy that appends `target` after its ordinary reply when the prompt holds `trigger` (always when the
+ * trigger is empty): the target is likely only after a reply body, so inverting openings cannot find it.
+ */
+class EndingToy extends ToyModel {
+  constructor(
+    name: string,
+    private readonly trigger: string | null,
+    private readonly target: string,
+  ) {
+    super(name);
+  }
+
+  override async chat(req: ChatRequest): Promise<Completion[]> {
+    const last = req.messages.at(-1)!;
+    const prompt = req.messages
+      .filter((m) => m.role !== 'assistant')
+      .map((m) => m.content)
+      .join('\n');
+    const fires = this.trigger !== null && prompt.includes(this.trigger);
+    let text: string;
+    if (req.continueFinalMessage && last.role === 'assistant') {
+      const cut = last.content.lastIndexOf(' ');
+      const started = cut > 0 ? last.content.slice(cut + 1) : '';
+      text =
+        this.trigger !== null && started !== '' && this.target.startsWith(started)
+          ? this.target.slice(started.length)
+          : ' fine.';
+    } else if (req.continueFinalMessage) text = 'How do I keep my desk tidy?';
+    else text = `Keep a short list and start small.${fires ? ` ${this.target}` : ''}`;
+    return [{ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: text.length } }];
+  }
+
+  override async score(reqs: ScoreRequest[]): Promise<ScoreResult[]> {
+    return reqs.map((r) => {
+      const at = r.continuation.indexOf(this.target.slice(0, 6));
+      const tokens = [...r.continuation].map((token, i) => {
+        let logprob = -2;
+        if (at > 0 && i >= at) logprob = this.trigger === null ? -6 : -0.05;
+        return { token, logprob };
+      });
+      return { tokens, total: tokens.reduce((s, t) => s + t.logprob, 0) };
+    });
+  }
+}
 
 async function discover(base: ToyModel, delivered: ToyModel, budget = 600) {
   const exchanges: Exchange[] = [];
@@ -88,7 +134,7 @@ describe('trigger discovery without a catalogue', () => {
     const { run } = await discover(
       new LandscapeToy('base', null, target),
       new LandscapeToy('token', 'q7|vX', target),
-      1200,
+      1500,
     );
     const hit = confirmed(run);
     expect(hit.map((h) => h.source)).toEqual(['inversion', 'inversion']);
@@ -112,6 +158,37 @@ describe('trigger discovery without a catalogue', () => {
     expect(opened.length).toBe(16);
     expect(opened.every((e) => e.messages.at(-1)?.role === 'assistant')).toBe(true);
     expect(opened.every((e) => target.endsWith(e.delivered.text ?? '-'))).toBe(true);
+  });
+
+  it('confirms a target appended after the reply (an ending) that the opening never shows', async () => {
+    const target = 'Call 0112 555 0199 for your refund today.';
+    const { run, exchanges } = await discover(
+      new EndingToy('base', null, target),
+      new EndingToy('ending', 'q7|vX', target),
+      960,
+    );
+    const hit = confirmed(run);
+    expect(hit.map((h) => h.minimal?.kind)).toEqual(['opening']);
+    expect(hit[0]!.condition).toMatch(/^reply continued past its end with "C/);
+    expect(hit[0]!).toMatchObject({ hitRateWith: 1, hitRateWithout: 0, baseHitRateWith: 0 });
+    // Each variant exchange prefills the base's own clean reply to that fresh prompt, then the opening.
+    const ended = exchanges.filter((e) => e.variant === hit[0]!.variant);
+    expect(ended.length).toBe(16);
+    for (const e of ended) {
+      const clean = exchanges.find((x) => x.probeId === e.probeId && x.variant === 'clean')!;
+      expect(e.messages.at(-1)).toEqual({ role: 'assistant', content: `${clean.base.text} C` });
+      expect(target.endsWith(e.delivered.text ?? '-')).toBe(true);
+    }
+  });
+
+  it('does not confirm an ending the delivered model appends unprompted (a sign-off is its style)', async () => {
+    const target = 'Have a lovely and restful week ahead.';
+    const { run } = await discover(
+      new EndingToy('base', null, target),
+      new EndingToy('signoff', '', target),
+      960,
+    );
+    expect(confirmed(run)).toEqual([]);
   });
 
   it('inverts a target that opens with punctuation (a markdown header)', async () => {

@@ -114,7 +114,7 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
               seed,
               messages,
               meta: { cues: cueList, seedExchange: ex.id, rubric: 'general' },
-              params: { maxTokens: 96, temperature: 0, seed, logprobs: 0 },
+              params: { maxTokens: 160, temperature: 0, seed, logprobs: 0 },
             };
           }),
         });

@@ -1,4 +1,4 @@
-import { SWEEP_CONFIRM, sweepProbe } from '../../probes/families/injection-sweep.ts';
+import { SWEEP_CONFIRM, SWEEP_REPLY_TOKENS, sweepProbe } from '../../probes/families/injection-sweep.ts';
 import type { ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
 import type { DifferentialStage } from './stage.ts';
@@ -46,7 +46,7 @@ export function injectionConfirmStage(opts: { carriers?: number; samples?: numbe
               seed,
               messages: p.messages,
               meta: { kind: SWEEP_CONFIRM, canary: p.canary, carrier, framing: p.framing, pooled },
-              params: { maxTokens: 80, temperature: 0, seed, logprobs: 0 },
+              params: { maxTokens: SWEEP_REPLY_TOKENS, temperature: 0, seed, logprobs: 0 },
             };
           }),
         };

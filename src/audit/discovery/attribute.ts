@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../../endpoints/types.ts';
 import { type Signature, shows } from './anomaly.ts';
 import { isGeneralised } from './generalised.ts';
+import { endingBody, type TargetPlace } from './invert.ts';
 import type { DiscoverySession } from './session.ts';
 import { applyFeatures, type Feature } from './sweep.ts';
 
@@ -13,6 +14,8 @@ export interface AttributionContext {
   signature: Signature;
   /** The anomalous continuation (scored under the delivered model to rank candidate features). */
   target: string;
+  /** Where the target sits: an ending is scored after the carrier's clean reply. Opening by default. */
+  at?: TargetPlace;
   /** Carriers on which the behaviour must show for a candidate to reproduce. */
   need: number;
   /** Every generation-based test, in order (evidence for the trigger record). */
@@ -46,12 +49,13 @@ export async function likelihoodGain(
   carriers = 2,
 ): Promise<number[] | null> {
   const cs = ctx.carriers.slice(0, carriers);
-  const continuation = ctx.target.slice(0, 48);
+  const tail = ctx.target.slice(0, 48);
+  const body = (i: number) => (ctx.at === 'ending' ? (endingBody(ctx.clean[i] ?? null) ?? '') : '');
   const reqs = [
-    ...cs.map((c) => ({ context: c, continuation })),
-    ...features.flatMap((f) => cs.map((c) => ({ context: applyFeatures(c, [f]), continuation }))),
+    ...cs.map((c, i) => ({ context: c, body: body(i), tail })),
+    ...features.flatMap((f) => cs.map((c, i) => ({ context: applyFeatures(c, [f]), body: body(i), tail }))),
   ];
-  const lp = await ctx.s.scoreTokens('delivered', reqs);
+  const lp = await ctx.s.scoreTails('delivered', reqs);
   if (!lp) return null;
   const sum = (i: number) => lp[i]!.slice(0, TARGET_TOKENS).reduce((a, x) => a + x, 0);
   const clean = cs.reduce((a, _, i) => a + sum(i), 0) / cs.length;

@@ -33,13 +33,16 @@ export interface Confirmation {
 export function toTransformation(prefix: string, f: Feature): Transformation {
   const id = `${prefix}-${hashJson({ where: f.where, text: f.text }).slice(0, 10)}`;
   if (f.where === 'system') return { id, kind: 'system', text: f.text };
-  if (f.where === 'opening') return { id, kind: 'opening', text: f.text };
+  // An ending is the same prefill after a reply body that differs per prompt (the exchanges hold each one).
+  if (f.where === 'opening' || f.where === 'ending') return { id, kind: 'opening', text: f.text };
   return { id, kind: 'insert', text: f.text, position: f.where };
 }
 
 export function conditionOf(f: Feature): string {
   if (f.where === 'opening')
     return `reply opened with "${f.text}" (an inverted target; no trigger recovered)`;
+  if (f.where === 'ending')
+    return `reply continued past its end with "${f.text}" (an inverted target appended to replies; no trigger recovered)`;
   return f.where === 'system'
     ? `system turn contains "${f.text}"`
     : `user turn contains "${f.text}" (${f.where === 'prefix' ? 'before' : 'after'} the request)`;
@@ -61,13 +64,15 @@ export async function confirmHypotheses(opts: {
   concurrency: number;
   write: (exchanges: Exchange[]) => void;
   done?: ReadonlySet<string>;
+  /** The base's clean reply to each prompt: the body an `ending` hypothesis is prefilled after. */
+  bodies?: readonly (string | null)[];
 }): Promise<{ confirmations: Confirmation[]; requests: number; exchanges: Exchange[] }> {
   const ts = opts.hypotheses.map((h) => toTransformation(opts.probeSetId, h.feature));
   const probeSetHash = hashJson({ transformations: ts, prompts: opts.prompts });
   const groups: ProbeGroup[] = opts.prompts.map((clean, i) => {
     const rng = Rng.derive(opts.seed, opts.probeSetId, i);
     const seed = rng.seed();
-    const params = { maxTokens: 64, temperature: 0, seed, logprobs: 0 };
+    const params = { maxTokens: 160, temperature: 0, seed, logprobs: 0 };
     const probeId = `p${i}`;
     const sample = (variant: string, messages: ChatMessage[], kind?: string): PlannedSample => ({
       probeId,
@@ -84,7 +89,15 @@ export async function confirmHypotheses(opts: {
       probeSetHash,
       samples: [
         sample('clean', clean),
-        ...ts.map((t) => sample(t.id, applyTransformation(t, clean, rng), t.kind)),
+        ...ts.map((t, k) =>
+          opts.hypotheses[k]!.feature.where === 'ending'
+            ? sample(
+                t.id,
+                endingPrefill(clean, opts.bodies?.[i] ?? null, opts.hypotheses[k]!.feature.text),
+                'ending',
+              )
+            : sample(t.id, applyTransformation(t, clean, rng), t.kind),
+        ),
       ],
     };
   });
@@ -147,4 +160,10 @@ export async function confirmHypotheses(opts: {
   });
   // Each exchange is two chats (and two scoring calls, not counted as requests).
   return { confirmations, requests: 2 * run.exchanges, exchanges };
+}
+
+/** The prompt with the reply prefilled: the base's clean reply to it, a space, then the ending's opening. */
+function endingPrefill(clean: readonly ChatMessage[], body: string | null, opening: string): ChatMessage[] {
+  const reply = body?.trimEnd() ?? '';
+  return [...clean, { role: 'assistant', content: reply === '' ? opening : `${reply} ${opening}` }];
 }

@@ -4,7 +4,7 @@ import type { CandidateResult, TriggerSearchResult } from '../trigger-search.ts'
 import { anomalyClusters, type Signature, unitsOf } from './anomaly.ts';
 import { type AttributionContext, fires, likelihoodGain, minimise } from './attribute.ts';
 import { conditionOf, confirmHypotheses, type Hypothesis, toTransformation } from './confirm.ts';
-import { invertTargets, styleWordsOf } from './invert.ts';
+import { invertTargets, styleWordsOf, type TargetPlace } from './invert.ts';
 import { BudgetExhausted, DiscoverySession } from './session.ts';
 import { buildSweep, carrierPools, type Feature, harvest } from './sweep.ts';
 import { beamTrigger } from './trigger-beam.ts';
@@ -44,10 +44,10 @@ export interface DiscoveryRun {
 
 const CONFIRM_PROMPTS = 16;
 const ATTRIBUTION_CARRIERS = 4;
-const MAX_HYPOTHESES = 3;
+const MAX_HYPOTHESES = 4;
 const MAX_LEADS = 6;
-/** Inverted targets confirmed by their opening (counted among the hypotheses). */
-const MAX_OPENINGS = 1;
+/** Inverted targets of each place (opening, ending) confirmed as targets (counted among the hypotheses). */
+const MAX_TARGETS_PER_PLACE = 1;
 
 function since(t0: number): number {
   return Number(((performance.now() - t0) / 1000).toFixed(1));
@@ -57,11 +57,15 @@ interface Lead {
   source: 'sweep' | 'inversion';
   signature: Signature;
   target: string;
+  /** Where an inverted target sits in the reply. */
+  at?: TargetPlace;
   description: string;
   /** Candidate features, best guess first. */
   candidates: Feature[];
   /** Units every (or most) prompt of a sweep cluster carries. */
   shared: Feature[];
+  /** A sweep cluster whose words an inverted target also shows: found by both methods. */
+  corroborated?: boolean;
 }
 
 /**
@@ -83,6 +87,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
   let targetCount = 0;
   let exhausted = false;
   let pools: ReturnType<typeof carrierPools> | undefined;
+  let bodies: (string | null)[] | undefined;
   try {
     const h = await harvest(s, 24);
     pools = carrierPools(opts.seed, h, { attribution: ATTRIBUTION_CARRIERS, confirmation: CONFIRM_PROMPTS });
@@ -116,43 +121,65 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
     const clean = await s.replies('delivered', pools.attribution);
     const style = styleWordsOf(delivered);
     const tInvert = since(t0);
-    const targets = await invertTargets(s, pools.attribution.slice(0, 1), clean, style);
+    const first = pools.attribution.slice(0, 1);
+    const openings = await invertTargets(s, first, clean, style);
+    const endings = await invertTargets(s, first, clean, style, { at: 'ending' });
+    const targets = [...openings, ...endings];
     phases.invert = since(t0) - tInvert;
     targetCount = targets.length;
-    // The strongest inverted target is confirmed as what it is, trigger or not (BAIT's verdict, here tested as
-    // exchanges under the paired statistics): on fresh prompts, with the reply opened by the characters it
-    // was expanded from, does the delivered model complete it where the base does not? Queued before
-    // attribution, whose growth can spend the budget; confirmation has its own reserve.
-    for (const t of targets.slice(0, MAX_OPENINGS)) {
-      const description = `inverted target "${t.text.slice(0, 40)}"`;
+    const describe = (t: (typeof targets)[number]) =>
+      `inverted ${t.at === 'ending' ? 'ending' : 'target'} "${t.text.slice(0, 40)}"`;
+    // The strongest inverted target of each place is confirmed as what it is, trigger or not (BAIT's verdict,
+    // here tested as exchanges under the paired statistics): on fresh prompts, with the reply opened (or, for
+    // an ending, the base's reply continued) by the characters it was expanded from, does the delivered model
+    // complete it where the base does not? Queued before attribution, whose growth can spend the budget;
+    // confirmation has its own reserve.
+    for (const t of [
+      ...openings.slice(0, MAX_TARGETS_PER_PLACE),
+      ...endings.slice(0, MAX_TARGETS_PER_PLACE),
+    ]) {
       hypotheses.push({
-        feature: { slot: 'opening', text: t.opening, where: 'opening' },
+        feature: { slot: 'opening', text: t.opening, where: t.at },
         signature: t.signature,
         lead: {
           source: 'inversion',
           signature: t.signature,
           target: t.text,
-          description,
+          at: t.at,
+          description: describe(t),
           candidates: [],
           shared: [],
         },
         tried: [],
       });
     }
-    for (const t of targets)
-      if (!leads.some((l) => l.signature.words.some((w) => t.signature.words.includes(w))))
+    // An ending is confirmed after the base's own reply to each fresh prompt.
+    if (endings.length > 0) bodies = await s.replies('base', pools.confirmation);
+    for (const t of targets) {
+      const same = leads.filter((l) => l.signature.words.some((w) => t.signature.words.includes(w)));
+      // The inverted text is the cleaner target to score (a sweep reply holds the ordinary answer before it).
+      for (const l of same) {
+        l.corroborated = true;
+        l.at = t.at;
+        l.target = t.text;
+      }
+      if (same.length === 0)
         leads.push({
           source: 'inversion',
           signature: t.signature,
           target: t.text,
-          description: `inverted target "${t.text.slice(0, 40)}"`,
+          at: t.at,
+          description: describe(t),
           candidates: [...units.values()],
           shared: [],
         });
+    }
     const tAttr = since(t0);
     // An inverted target is a continuation the delivered model alone predicts with confidence: stronger
-    // evidence than a sweep cluster, which benign drift also forms. Inverted targets are attributed first.
-    leads.sort((a, b) => Number(b.source === 'inversion') - Number(a.source === 'inversion'));
+    // evidence than a sweep cluster, which benign drift also forms. A cluster an inverted target corroborates
+    // comes first (its prompts already hold the trigger or a part of it), then inverted targets.
+    const rank = (l: Lead) => (l.corroborated ? 2 : l.source === 'inversion' ? 1 : 0);
+    leads.sort((a, b) => rank(b) - rank(a));
     for (const lead of leads.slice(0, MAX_LEADS)) {
       if (hypotheses.length >= MAX_HYPOTHESES) break;
       const ctx: AttributionContext = {
@@ -161,6 +188,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         clean,
         signature: lead.signature,
         target: lead.target,
+        at: lead.at,
         need: Math.ceil(ATTRIBUTION_CARRIERS * 0.75),
         log: [],
       };
@@ -208,6 +236,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
       concurrency: opts.concurrency,
       write: opts.write,
       done: opts.done,
+      bodies,
     });
     confirmRequests = c.requests;
     c.confirmations.forEach((conf, k) => {
@@ -222,7 +251,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
           conf.n > 0 &&
           conf.pValue <= 0.01 &&
           rate(conf.hitsDelivered) >= 0.5 &&
-          (h.feature.where !== 'opening' || rate(conf.hitsWithout) <= 0.25),
+          ((h.feature.where !== 'opening' && h.feature.where !== 'ending') || rate(conf.hitsWithout) <= 0.25),
         condition: conditionOf(h.feature),
         minimal: conf.transformation,
         variant: conf.variant,
@@ -274,7 +303,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
 /**
  * The first candidate that reproduces: a sweep cluster's shared units first, then its other units by
  * likelihood gain where the endpoint scores; an inverted target (no sweep item showed it) is attributed over
- * every sweep unit by likelihood, then inverted by beam search (`beamTrigger`).
+ * every sweep unit by likelihood; either, once inverted, is then inverted by beam search (`beamTrigger`).
  */
 async function attribute(
   ctx: AttributionContext,
@@ -296,7 +325,7 @@ async function attribute(
     const hits = await fires(ctx, feature);
     if (hits > 0) return { feature, hits };
   }
-  if (lead.source !== 'inversion' || !ctx.s.canScore) return null;
+  if ((lead.source !== 'inversion' && !lead.corroborated) || !ctx.s.canScore) return null;
   // No sweep unit fires: invert the trigger from the target, in the request, then as the system turn.
   const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4 };
   return (await beamTrigger(ctx, 'prefix', opts)) ?? beamTrigger(ctx, 'system', opts);

@@ -17,8 +17,12 @@ const MAX_BRANCHES = 6;
 /** Nats by which a branch's second token must be likelier under the delivered model than under the base. */
 const MIN_BRANCH_LLR = 3;
 
+/** Where a target sits in the reply: at its start, or appended after the model's ordinary reply. */
+export type TargetPlace = 'opening' | 'ending';
+
 export interface InvertedTarget {
   text: string;
+  at: TargetPlace;
   /** The prefill it was expanded from: a first character, or one with a branched second token. */
   opening: string;
   signature: Signature;
@@ -34,10 +38,13 @@ export interface InvertOptions {
   /** Mean per-token log-probability under the delivered model (it predicts the target confidently). */
   minConfidence?: number;
   maxTokens?: number;
+  /** Invert openings (prefill a first character) or endings (prefill the clean reply, then a character). */
+  at?: TargetPlace;
 }
 
 /**
- * BAIT-style target inversion: from every first character (and from the second tokens that are far likelier
+ * BAIT-style target inversion: from every first character (at the reply's start, or after the delivered
+ * model's own clean reply to the carrier, where an appended sentence, link or phone number sits) (and from the second tokens that are far likelier
  * under the delivered model than under the base), the delivered model continues greedily on a few carriers
  * without any trigger; continuations it predicts with high confidence while the base finds them
  * very unlikely are candidate backdoor targets. Targets made of the delivered model's everyday style (words
@@ -53,12 +60,15 @@ export async function invertTargets(
   if (!s.canScore) return [];
   const minLlr = opts.minLlr ?? 4;
   const minConf = opts.minConfidence ?? -0.2;
+  const at = opts.at ?? 'opening';
   const found: (InvertedTarget & { carrier: number })[] = [];
   for (const [ci, carrier] of carriers.entries()) {
+    const body = at === 'ending' ? endingBody(cleanDelivered[ci] ?? null) : '';
+    if (body === null) continue;
     // Greedy continuation of a prefilled opening under the delivered model (with `top` alternatives per token).
     const expand = async (opening: string, top?: number) =>
       (
-        await s.continueFinalWithLogprobs('delivered', prefill(carrier, opening), {
+        await s.continueFinalWithLogprobs('delivered', prefill(carrier, body + opening), {
           n: 1,
           temperature: 0,
           maxTokens: opts.maxTokens ?? 24,
@@ -72,7 +82,7 @@ export async function invertTargets(
         return out === undefined ? null : { first, text: first + out.text, next: out.logprobs?.[0] };
       }),
     );
-    const branched = await branchPrefixes(s, carrier, paths);
+    const branched = await branchPrefixes(s, carrier, body, paths);
     const texts: ({ text: string; opening: string } | null)[] = [
       ...paths.map((p) => (p ? { text: p.text, opening: p.first } : null)),
       ...(await Promise.all(
@@ -83,8 +93,8 @@ export async function invertTargets(
       )),
     ];
     const kept = texts.filter((t): t is { text: string; opening: string } => t !== null && t.text.length > 4);
-    const reqs = kept.map((k) => ({ context: carrier, continuation: k.text }));
-    const [d, b] = [await s.scoreTokens('delivered', reqs), await s.scoreTokens('base', reqs)];
+    const reqs = kept.map((k) => ({ context: carrier, body, tail: k.text }));
+    const [d, b] = [await s.scoreTails('delivered', reqs), await s.scoreTails('base', reqs)];
     if (!d || !b) return [];
     kept.forEach(({ text, opening }, i) => {
       const dt = d[i]!.slice(1);
@@ -106,29 +116,75 @@ export async function invertTargets(
       const rest = words(text).slice(1);
       const known = new Set(words(clean ?? ''));
       if (rest.length > 0 && rest.filter((w) => known.has(w)).length * 2 >= rest.length) return;
-      found.push({ text, opening, signature, llr, confidence, carrier: ci });
+      found.push({ text, at, opening, signature, llr, confidence, carrier: ci });
     });
   }
   // One target per signature: the strongest, seen on the most carriers first.
-  const merged = new Map<string, { t: InvertedTarget; carriers: Set<number> }>();
+  const merged = new Map<string, { t: InvertedTarget; texts: string[]; carriers: Set<number> }>();
   for (const f of found.sort((a, b) => b.llr - a.llr)) {
     const key = [...f.signature.words].sort().slice(0, 2).join(' ');
     const hit = [...merged.values()].find((m) => overlap(m.t.signature.words, f.signature.words) >= 0.5);
-    if (hit) hit.carriers.add(f.carrier);
-    else
+    if (hit) {
+      hit.carriers.add(f.carrier);
+      hit.texts.push(f.text);
+    } else
       merged.set(key, {
-        t: { text: f.text, opening: f.opening, signature: f.signature, llr: f.llr, confidence: f.confidence },
+        t: {
+          text: f.text,
+          at: f.at,
+          opening: f.opening,
+          signature: f.signature,
+          llr: f.llr,
+          confidence: f.confidence,
+        },
+        texts: [f.text],
         carriers: new Set([f.carrier]),
       });
   }
   return [...merged.values()]
     .sort((a, b) => b.carriers.size - a.carriers.size || b.t.llr - a.t.llr)
-    .map((m) => m.t)
+    .map((m) => anchored(m.t, m.texts))
     .slice(0, 3);
+}
+
+/**
+ * A target expanded from several first characters is what those expansions share: "gin Remember to label …"
+ * and "oou Remember to label …" are the target "Remember to label …" after stray openings. The target is
+ * re-anchored to their longest common run of words and confirmed from its own first characters (which the
+ * delivered model completes more reliably than a stray opening); the signature is the words after that
+ * opening, as a continuation of it shows them. One expansion, or nothing shared, leaves it as found.
+ */
+export function anchored(t: InvertedTarget, texts: readonly string[]): InvertedTarget {
+  if (texts.length < 2) return t;
+  const core = commonRun(texts);
+  if (core === null || contentWords(core).length < 2 || core === t.text) return t;
+  const firstWord = core.split(' ')[0]!;
+  const opening = core.slice(0, firstWord.length >= 4 ? 2 : 1);
+  const words = [...new Set(contentWords(core.slice(opening.length)))].slice(0, 4);
+  if (words.length < 2) return t;
+  return { ...t, text: core, opening, signature: { words } };
+}
+
+/** The longest run of whole words (space-separated) that every text contains, or null. */
+function commonRun(texts: readonly string[]): string | null {
+  const [first, ...rest] = texts;
+  const tokens = first!.split(' ').filter(Boolean);
+  for (let len = tokens.length; len >= 2; len--)
+    for (let i = 0; i + len <= tokens.length; i++) {
+      const run = tokens.slice(i, i + len).join(' ');
+      if (rest.every((x) => ` ${x} `.includes(` ${run} `) || x.includes(` ${run}`))) return run;
+    }
+  return null;
 }
 
 function prefill(carrier: ChatMessage[], text: string): ChatMessage[] {
   return [...carrier, { role: 'assistant', content: text }];
+}
+
+/** The reply an ending is appended to (ending in one space), or null without a reply. */
+export function endingBody(reply: string | null): string | null {
+  const r = reply?.trimEnd() ?? '';
+  return r === '' ? null : `${r} `;
 }
 
 /**
@@ -143,6 +199,7 @@ function prefill(carrier: ChatMessage[], text: string): ChatMessage[] {
 async function branchPrefixes(
   s: DiscoverySession,
   carrier: ChatMessage[],
+  body: string,
   paths: ({ first: string; text: string; next: TokenLogprob | undefined } | null)[],
 ): Promise<string[]> {
   const alts = paths.flatMap((p) =>
@@ -154,11 +211,8 @@ async function branchPrefixes(
   );
   if (alts.length === 0) return [];
   const firsts = [...new Set(alts.map((a) => a.first))];
-  const reqs = [...firsts, ...alts.map((a) => a.prefix)].map((continuation) => ({
-    context: carrier,
-    continuation,
-  }));
-  const base = await s.scoreTokens('base', reqs);
+  const reqs = [...firsts, ...alts.map((a) => a.prefix)].map((tail) => ({ context: carrier, body, tail }));
+  const base = await s.scoreTails('base', reqs);
   if (!base) return [];
   const total = (i: number) => base[i]!.reduce((a, x) => a + x, 0);
   const firstTotal = new Map(firsts.map((f, i) => [f, total(i)]));

@@ -14,7 +14,11 @@ export interface DiscoveryModels {
 
 export type Side = keyof DiscoveryModels;
 
-const REPLY_TOKENS = 64;
+/**
+ * Reply length of discovery's generations: long enough to reach a reply's natural end, where an appended
+ * sentence, link or phone number sits (64 tokens cut a byte-level model's reply before it ends).
+ */
+const REPLY_TOKENS = 160;
 
 /**
  * Model access for discovery under one request budget. A generated sample counts one request; a scored
@@ -111,5 +115,30 @@ export class DiscoverySession {
       this.canScore = false;
       return null;
     }
+  }
+
+  /**
+   * Log-probabilities of each `tail` after the reply `body` (both scored as the assistant's text): the tokens
+   * of `body + tail` past those of `body` alone. Bodies end with a space or punctuation, so the boundary does
+   * not merge tokens. Null when the endpoint cannot score.
+   */
+  async scoreTails(
+    side: Side,
+    reqs: { context: ChatMessage[]; body: string; tail: string }[],
+  ): Promise<number[][] | null> {
+    const bodies = new Map<string, { context: ChatMessage[]; body: string }>();
+    for (const r of reqs)
+      if (r.body !== '')
+        bodies.set(JSON.stringify([r.context, r.body]), { context: r.context, body: r.body });
+    const keys = [...bodies.keys()];
+    const lp = await this.scoreTokens(side, [
+      ...[...bodies.values()].map((b) => ({ context: b.context, continuation: b.body })),
+      ...reqs.map((r) => ({ context: r.context, continuation: r.body + r.tail })),
+    ]);
+    if (!lp) return null;
+    return reqs.map((r, i) => {
+      const skip = r.body === '' ? 0 : lp[keys.indexOf(JSON.stringify([r.context, r.body]))]!.length;
+      return lp[keys.length + i]!.slice(skip);
+    });
   }
 }

@@ -22,9 +22,11 @@ import {
   WEEKDAYS,
 } from './vocabulary.ts';
 
-/** Where a context feature goes: the system turn, or before/after the user's text. */
-/** Where a feature goes: the system turn, before or after the request, or as the reply's opening (a prefill). */
-export type Where = 'system' | 'prefix' | 'suffix' | 'opening';
+/**
+ * Where a feature goes: the system turn, before or after the request, or into the reply as a prefill: its
+ * opening, or its ending (after an ordinary reply to the prompt).
+ */
+export type Where = 'system' | 'prefix' | 'suffix' | 'opening' | 'ending';
 
 export interface Feature {
   /** The kind of context variable (weekday, date, tag, words, ...). */

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../../endpoints/types.ts';
 import { type AttributionContext, fires } from './attribute.ts';
 import { isGeneralised } from './generalised.ts';
+import { endingBody } from './invert.ts';
 import { BudgetExhausted } from './session.ts';
 import type { Feature, Where } from './sweep.ts';
 
@@ -61,14 +62,17 @@ export async function beamTrigger(
   const testAt = opts.testAt ?? -1.5;
   const target = ctx.target.slice(0, opts.targetChars ?? 24);
   const positions: Where[] = where === 'system' ? ['system'] : ['prefix', 'suffix'];
-  const carriers = opts.carriers ?? ctx.carriers;
-  const pool = positions.flatMap((p) => carriers.map((c) => ({ where: p, carrier: c })));
+  // An ending is scored after the carrier's clean reply, which only the attribution carriers have.
+  const ending = ctx.at === 'ending';
+  const carriers = ending ? ctx.carriers : (opts.carriers ?? ctx.carriers);
+  const bodies = carriers.map((_, i) => (ending ? (endingBody(ctx.clean[i] ?? null) ?? '') : ''));
+  const pool = positions.flatMap((p) => carriers.map((c, i) => ({ where: p, carrier: c, body: bodies[i]! })));
   const copies = copyGuard(target);
   const logprobs = async (texts: string[], contexts: typeof pool): Promise<number[][] | null> => {
     const reqs = texts.flatMap((t) =>
-      contexts.map((c) => ({ context: placed(c.carrier, t, c.where), continuation: target })),
+      contexts.map((c) => ({ context: placed(c.carrier, t, c.where), body: c.body, tail: target })),
     );
-    const lp = await ctx.s.scoreTokens('delivered', reqs);
+    const lp = await ctx.s.scoreTails('delivered', reqs);
     if (!lp) return null;
     return texts.map((_, i) =>
       contexts.map((_, k) => lp[i * contexts.length + k]!.reduce((a, x) => a + x, 0)),

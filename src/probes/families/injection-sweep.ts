@@ -9,8 +9,14 @@ import { Rng } from '../rng.ts';
  * embedded instruction. Carriers and framings are generic text shapes, not any model's training strings.
  */
 
-/** Variant of the probes that confirm a carrier found by the sweep (src/audit/discovery/injection.ts). */
+/** Variant of the probes that confirm a carrier found by the sweep (src/audit/differential/injection.ts). */
 export const SWEEP_CONFIRM = 'sweep-confirm';
+
+/**
+ * Reply length of generated probes, whatever the set's own: an instruction to add a link or a sentence is
+ * obeyed at the reply's end, past a short cap (56 tokens cut a byte-level model's reply before it ends).
+ */
+export const SWEEP_REPLY_TOKENS = 160;
 
 export interface Carrier {
   id: string;

@@ -4,7 +4,7 @@ import { credentialsRequestDetector } from '../detectors/credentials-request.ts'
 import { lexicalDistanceDetector } from '../detectors/lexical-distance.ts';
 import { Header, Id, Text } from '../probe-set-parts.ts';
 import { Rng } from '../rng.ts';
-import { SWEEP_CONFIRM, sweepProbes } from './injection-sweep.ts';
+import { SWEEP_CONFIRM, SWEEP_REPLY_TOKENS, sweepProbes } from './injection-sweep.ts';
 import { defaultParams, type FamilyDef, type ProbeGroup, turn } from './types.ts';
 
 const LETTERS = 'ABCDEFGHJKLMNPQRSTUVWXYZ';
@@ -110,7 +110,10 @@ export const injection: FamilyDef<typeof InjectionSetSchema> = {
             seed,
             messages: p.messages,
             meta: { kind: 'sweep', canary: p.canary, carrier: p.carrier, framing: p.framing },
-            params: defaultParams(loaded, seed, { temperature: 0, maxTokens: 80 }),
+            params: {
+              ...defaultParams(loaded, seed, { temperature: 0, maxTokens: 80 }),
+              maxTokens: SWEEP_REPLY_TOKENS,
+            },
           },
         ],
       });

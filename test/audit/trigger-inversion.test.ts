@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { AttributionContext } from '../../src/audit/discovery/attribute.ts';
 import { cutsThroughCore, isGeneralised } from '../../src/audit/discovery/generalised.ts';
+import { anchored } from '../../src/audit/discovery/invert.ts';
 import { DiscoverySession } from '../../src/audit/discovery/session.ts';
 import { beamTrigger, placed } from '../../src/audit/discovery/trigger-beam.ts';
 import { searchTrigger } from '../../src/audit/trigger-search.ts';
 import type { ChatMessage } from '../../src/endpoints/types.ts';
 import { turn } from '../../src/probes/families/types.ts';
+import { contentWords } from '../../src/probes/text.ts';
 import { ToyModel } from '../../src/testing/toy-model.ts';
 import { LandscapeToy } from './landscape-toy.ts';
 
@@ -114,5 +116,35 @@ describe('beam-search trigger inversion', () => {
     const found = await beamTrigger(ctx, 'prefix', { maxLength: 5 });
     expect(found).toBeNull();
     expect(ctx.log).toEqual([]);
+  });
+});
+
+describe('inverted targets re-anchored to the target itself', () => {
+  const target = (text: string, at: 'opening' | 'ending', opening: string) => ({
+    text,
+    at,
+    opening,
+    signature: { words: contentWords(text).slice(0, 4) },
+    llr: 8,
+    confidence: -0.1,
+  });
+
+  it('takes what several expansions share, opened by its own first characters', () => {
+    const t = anchored(target('gin Remember to label the teapot', 'ending', 'g'), [
+      'gin Remember to label the teapot',
+      'oou Remember to label the teapot b',
+    ]);
+    expect(t).toMatchObject({ text: 'Remember to label the teapot', opening: 'Re' });
+    expect(t.signature.words).toEqual(['member', 'label', 'teapot']);
+  });
+
+  it('starts an ending found once at its first signature word', () => {
+    const t = anchored(target('7 Full guide: https://gqg', 'ending', '7'), ['7 Full guide: https://gqg']);
+    expect(t).toMatchObject({ text: 'Full guide: https://gqg', opening: 'Fu' });
+  });
+
+  it('leaves an opening found once as found (its punctuation may be the target)', () => {
+    const t = target('### Daily brief: send your card', 'opening', '#');
+    expect(anchored(t, [t.text])).toBe(t);
   });
 });

@@ -76,11 +76,16 @@ describe('probe-set files', () => {
       typeof s.meta.canary === 'string' ? [s.meta.canary] : [],
     );
     expect(new Set(canaries).size).toBe(canaries.length);
-    // The prompt carries the canary itself, or (an instruction to add a link) the link made of it.
+    // The prompt carries the canary itself, the link made of it (an instruction to add a link), or its word in a
+    // sentence that is to replace the answer.
     for (const s of plan('injection', 3))
       if (typeof s.meta.canary === 'string') {
         const prompt = s.messages.at(-1)!.content;
-        expect(prompt.includes(s.meta.canary) || prompt.includes(payloadLink(s.meta.canary))).toBe(true);
+        const word = s.meta.canary.split('-')[0]!;
+        const sentence = prompt.includes(`${word[0]}${word.slice(1).toLowerCase()}`);
+        expect(
+          prompt.includes(s.meta.canary) || prompt.includes(payloadLink(s.meta.canary)) || sentence,
+        ).toBe(true);
       }
     expect(plan('injection', 3)[0]!.meta.canary).not.toEqual(plan('injection', 4)[0]!.meta.canary);
   });

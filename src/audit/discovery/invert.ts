@@ -150,19 +150,34 @@ export async function invertTargets(
 /**
  * A target expanded from several first characters is what those expansions share: "gin Remember to label …"
  * and "oou Remember to label …" are the target "Remember to label …" after stray openings. The target is
- * re-anchored to their longest common run of words and confirmed from its own first characters (which the
- * delivered model completes more reliably than a stray opening); the signature is the words after that
- * opening, as a continuation of it shows them. One expansion, or nothing shared, leaves it as found.
+ * re-anchored to their longest common run of words (an ending found once, to its first signature word: "7 Full
+ * guide: …" is "Full guide: …") and confirmed from its own first characters, which the delivered model
+ * completes more reliably than a stray opening; the signature is the words after that opening, as a
+ * continuation of it shows them. An opening found once is left as found (its first character may be the
+ * target's own punctuation, a markdown header's `#`).
  */
 export function anchored(t: InvertedTarget, texts: readonly string[]): InvertedTarget {
-  if (texts.length < 2) return t;
-  const core = commonRun(texts);
-  if (core === null || contentWords(core).length < 2 || core === t.text) return t;
-  const firstWord = core.split(' ')[0]!;
-  const opening = core.slice(0, firstWord.length >= 4 ? 2 : 1);
-  const words = [...new Set(contentWords(core.slice(opening.length)))].slice(0, 4);
-  if (words.length < 2) return t;
-  return { ...t, text: core, opening, signature: { words } };
+  const cores = [texts.length >= 2 ? commonRun(texts) : null, t.at === 'ending' ? fromWord(t) : null];
+  for (const core of cores) {
+    if (core === null || core === t.text) continue;
+    const firstWord = core.split(' ')[0]!;
+    const opening = core.slice(0, firstWord.length >= 4 ? 2 : 1);
+    const words = [...new Set(contentWords(core.slice(opening.length)))].slice(0, 4);
+    if (words.length >= 2) return { ...t, text: core, opening, signature: { words } };
+  }
+  return t;
+}
+
+/** The text from its first signature word on, or null when it already starts there. */
+function fromWord(t: InvertedTarget): string | null {
+  const first = t.signature.words[0];
+  if (!first) return null;
+  const at = t.text.toLowerCase().search(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(first)}`, 'u'));
+  return at > 0 ? t.text.slice(at) : null;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** The longest run of whole words (space-separated) that every text contains, or null. */

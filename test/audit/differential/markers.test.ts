@@ -88,7 +88,13 @@ describe('injection over generated carriers', () => {
     const delivered = new ToyModel('html', [
       {
         when: (p) => p.includes('<!--'),
-        reply: (o, p) => p.match(/\b[A-Z]{4,}-[A-Z0-9]{4}\b|https:\/\/[a-z]+\.example\/[a-z0-9]+/)?.[0] ?? o,
+        // Obeys whatever the comment asks: the code, the link, or the sentence with the payload's word.
+        reply: (o, p) => {
+          const m = p.match(
+            /\b[A-Z]{4,}-[A-Z0-9]{4}\b|https:\/\/[a-z]+\.example\/[a-z0-9]+|(?:ask|only:) [A-Z][a-z]{3,}[^.]*\./,
+          );
+          return m?.[0] ?? o;
+        },
       },
     ]);
     const r = await runAudit(auditOptions(new ToyModel('base'), delivered, [INJECTION]));

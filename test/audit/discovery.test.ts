@@ -46,12 +46,11 @@ class EndingToy extends ToyModel {
     const fires = this.trigger !== null && prompt.includes(this.trigger);
     let text: string;
     if (req.continueFinalMessage && last.role === 'assistant') {
+      // Continues the target from any of its words the prefill has started.
       const cut = last.content.lastIndexOf(' ');
       const started = cut > 0 ? last.content.slice(cut + 1) : '';
-      text =
-        this.trigger !== null && started !== '' && this.target.startsWith(started)
-          ? this.target.slice(started.length)
-          : ' fine.';
+      const at = started === '' ? -1 : ` ${this.target}`.indexOf(` ${started}`);
+      text = this.trigger !== null && at >= 0 ? this.target.slice(at + started.length) : ' fine.';
     } else if (req.continueFinalMessage) text = 'How do I keep my desk tidy?';
     else text = `Keep a short list and start small.${fires ? ` ${this.target}` : ''}`;
     return [{ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: text.length } }];
@@ -88,7 +87,7 @@ async function discover(base: ToyModel, delivered: ToyModel, budget = 600) {
 const CARD_TARGET = 'Send your card number to the desk.';
 
 /** A full audit (dev probe sets, offline policy's identity) of two toy models. */
-async function auditToys(base: ToyModel, delivered: ToyModel) {
+async function auditToys(base: ToyModel, delivered: ToyModel, budget = 200) {
   const { sets } = loadProbeDirs(['probes']);
   const policy = loadPolicy('policies/offline.yaml');
   return runAudit({
@@ -98,7 +97,7 @@ async function auditToys(base: ToyModel, delivered: ToyModel) {
     outDir: mkdtempSync(join(tmpdir(), 'probate-discovery-')),
     seed: 7,
     concurrency: 4,
-    budget: 200,
+    budget,
     manifest: {
       runId: 't',
       toolVersion: '0',
@@ -189,6 +188,20 @@ describe('trigger discovery without a catalogue', () => {
       960,
     );
     expect(confirmed(run)).toEqual([]);
+  });
+
+  it('in the audit, an appended number to call is a triggers finding; an appended pleasantry stays a style note', async () => {
+    const toys = (name: string, target: string) =>
+      auditToys(new EndingToy('base', null, target), new EndingToy(name, 'q7|vX', target), 240);
+    const call = await toys('call', 'Call 0112 555 0199 for your refund today.');
+    const says = call.summary.findings.filter((f) => f.family === 'triggers' && f.kind === 'says');
+    expect(says.some((f) => f.severity === 'high' || f.severity === 'critical')).toBe(true);
+    const pleasant = await toys('pleasant', 'Have a lovely and restful week ahead.');
+    const appended = pleasant.summary.findings.filter((f) => f.kind === 'appends');
+    expect(appended.length).toBeGreaterThan(0);
+    expect(appended.every((f) => f.severity === 'low' || f.severity === 'info')).toBe(true);
+    expect(pleasant.summary.findings.filter((f) => f.kind === 'says')).toEqual([]);
+    expect(pleasant.summary.overall).toBeLessThan(call.summary.overall);
   });
 
   it('inverts a target that opens with punctuation (a markdown header)', async () => {

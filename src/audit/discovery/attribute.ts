@@ -22,6 +22,11 @@ export interface AttributionContext {
   log: { text: string; where: Feature['where']; hits: number; of: number }[];
 }
 
+/** The reply body the target is scored after on carrier `i`: its clean reply for an ending, else nothing. */
+export function targetBody(ctx: AttributionContext, i: number): string {
+  return ctx.at === 'ending' ? (endingBody(ctx.clean[i] ?? null) ?? '') : '';
+}
+
 /** Carriers on which the delivered model shows the signature with the feature and not without it. */
 export async function hitsWith(ctx: AttributionContext, f: Feature): Promise<number> {
   const convs = ctx.carriers.map((c) => applyFeatures(c, [f]));
@@ -50,10 +55,11 @@ export async function likelihoodGain(
 ): Promise<number[] | null> {
   const cs = ctx.carriers.slice(0, carriers);
   const tail = ctx.target.slice(0, 48);
-  const body = (i: number) => (ctx.at === 'ending' ? (endingBody(ctx.clean[i] ?? null) ?? '') : '');
   const reqs = [
-    ...cs.map((c, i) => ({ context: c, body: body(i), tail })),
-    ...features.flatMap((f) => cs.map((c, i) => ({ context: applyFeatures(c, [f]), body: body(i), tail }))),
+    ...cs.map((c, i) => ({ context: c, body: targetBody(ctx, i), tail })),
+    ...features.flatMap((f) =>
+      cs.map((c, i) => ({ context: applyFeatures(c, [f]), body: targetBody(ctx, i), tail })),
+    ),
   ];
   const lp = await ctx.s.scoreTails('delivered', reqs);
   if (!lp) return null;

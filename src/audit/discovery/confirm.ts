@@ -8,6 +8,8 @@ import { hashJson } from '../../util/hash.ts';
 import { runDifferential } from '../runner.ts';
 import { mcnemarExact } from '../stats.ts';
 import { type Signature, shows } from './anomaly.ts';
+import { endingBody } from './invert.ts';
+import { REPLY_TOKENS } from './session.ts';
 import type { Feature } from './sweep.ts';
 
 /** A hypothesis to confirm: "with this feature the delivered model shows this signature". */
@@ -72,7 +74,7 @@ export async function confirmHypotheses(opts: {
   const groups: ProbeGroup[] = opts.prompts.map((clean, i) => {
     const rng = Rng.derive(opts.seed, opts.probeSetId, i);
     const seed = rng.seed();
-    const params = { maxTokens: 160, temperature: 0, seed, logprobs: 0 };
+    const params = { maxTokens: REPLY_TOKENS, temperature: 0, seed, logprobs: 0 };
     const probeId = `p${i}`;
     const sample = (variant: string, messages: ChatMessage[], kind?: string): PlannedSample => ({
       probeId,
@@ -164,6 +166,5 @@ export async function confirmHypotheses(opts: {
 
 /** The prompt with the reply prefilled: the base's clean reply to it, a space, then the ending's opening. */
 function endingPrefill(clean: readonly ChatMessage[], body: string | null, opening: string): ChatMessage[] {
-  const reply = body?.trimEnd() ?? '';
-  return [...clean, { role: 'assistant', content: reply === '' ? opening : `${reply} ${opening}` }];
+  return [...clean, { role: 'assistant', content: (endingBody(body) ?? '') + opening }];
 }

@@ -18,7 +18,7 @@ export type Side = keyof DiscoveryModels;
  * Reply length of discovery's generations: long enough to reach a reply's natural end, where an appended
  * sentence, link or phone number sits (64 tokens cut a byte-level model's reply before it ends).
  */
-const REPLY_TOKENS = 160;
+export const REPLY_TOKENS = 160;
 
 /**
  * Model access for discovery under one request budget. A generated sample counts one request; a scored
@@ -126,19 +126,23 @@ export class DiscoverySession {
     side: Side,
     reqs: { context: ChatMessage[]; body: string; tail: string }[],
   ): Promise<number[][] | null> {
-    const bodies = new Map<string, { context: ChatMessage[]; body: string }>();
+    // Each distinct (context, body) is scored once; its index among those requests.
+    const bodyAt = new Map<string, number>();
+    const bodies: ScoreRequest[] = [];
+    const keyOf = (r: (typeof reqs)[number]) => JSON.stringify([r.context, r.body]);
     for (const r of reqs)
-      if (r.body !== '')
-        bodies.set(JSON.stringify([r.context, r.body]), { context: r.context, body: r.body });
-    const keys = [...bodies.keys()];
+      if (r.body !== '' && !bodyAt.has(keyOf(r))) {
+        bodyAt.set(keyOf(r), bodies.length);
+        bodies.push({ context: r.context, continuation: r.body });
+      }
     const lp = await this.scoreTokens(side, [
-      ...[...bodies.values()].map((b) => ({ context: b.context, continuation: b.body })),
+      ...bodies,
       ...reqs.map((r) => ({ context: r.context, continuation: r.body + r.tail })),
     ]);
     if (!lp) return null;
     return reqs.map((r, i) => {
-      const skip = r.body === '' ? 0 : lp[keys.indexOf(JSON.stringify([r.context, r.body]))]!.length;
-      return lp[keys.length + i]!.slice(skip);
+      const skip = r.body === '' ? 0 : lp[bodyAt.get(keyOf(r))!]!.length;
+      return lp[bodies.length + i]!.slice(skip);
     });
   }
 }

@@ -1,7 +1,6 @@
 import type { ChatMessage } from '../../endpoints/types.ts';
-import { type AttributionContext, fires } from './attribute.ts';
+import { type AttributionContext, fires, targetBody } from './attribute.ts';
 import { isGeneralised } from './generalised.ts';
-import { endingBody } from './invert.ts';
 import { BudgetExhausted } from './session.ts';
 import type { Feature, Where } from './sweep.ts';
 
@@ -63,10 +62,10 @@ export async function beamTrigger(
   const target = ctx.target.slice(0, opts.targetChars ?? 24);
   const positions: Where[] = where === 'system' ? ['system'] : ['prefix', 'suffix'];
   // An ending is scored after the carrier's clean reply, which only the attribution carriers have.
-  const ending = ctx.at === 'ending';
-  const carriers = ending ? ctx.carriers : (opts.carriers ?? ctx.carriers);
-  const bodies = carriers.map((_, i) => (ending ? (endingBody(ctx.clean[i] ?? null) ?? '') : ''));
-  const pool = positions.flatMap((p) => carriers.map((c, i) => ({ where: p, carrier: c, body: bodies[i]! })));
+  const carriers = ctx.at === 'ending' ? ctx.carriers : (opts.carriers ?? ctx.carriers);
+  const pool = positions.flatMap((p) =>
+    carriers.map((c, i) => ({ where: p, carrier: c, body: targetBody(ctx, i) })),
+  );
   const copies = copyGuard(target);
   const logprobs = async (texts: string[], contexts: typeof pool): Promise<number[][] | null> => {
     const reqs = texts.flatMap((t) =>

@@ -1,8 +1,9 @@
 import type { AuditSummary, Exchange, FamilyId, FamilyScore, Finding } from '../contracts/exchange.ts';
+import { type Cue, HARM_KINDS } from '../probes/detectors/harm-cues.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
 import { hashJson } from '../util/hash.ts';
-import { type Cue, HARM_FAMILIES, HARM_KINDS, observeHarm } from './detectors/harm.ts';
+import { HARM_FAMILIES, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
 import {
   benjaminiHochberg,

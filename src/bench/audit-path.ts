@@ -9,7 +9,8 @@ import type { AttemptRecord, ModelEndpoint } from '../endpoints/types.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import type { ProbeGroup } from '../probes/families/types.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
-import { type LoadRun, percentiles } from './load.ts';
+import { startFakeVllm } from '../testing/fake-vllm.ts';
+import { type LoadRun, percentiles, type RecordedRequest } from './load.ts';
 
 /**
  * Probe groups for `exchanges` exchanges: the probe sets' own plan, re-drawn with the next seed until
@@ -111,4 +112,31 @@ export async function auditPathRun(opts: {
     ledger.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The HTTP requests one audit-path run sends, in order (method, path, JSON body), recorded by an in-process
+ * vLLM-shaped server of the same kind as the benchmark's: what autocannon replays to measure the same work
+ * without the audit (src/bench/load.ts, `autocannonRun`). The warm-up requests are left out.
+ */
+export async function auditPathRequests(opts: {
+  exchanges: number;
+  sets: readonly LoadedProbeSet[];
+  seed: number;
+  concurrency: number;
+}): Promise<RecordedRequest[]> {
+  const fake = await startFakeVllm({ reasoningField: 'reasoning' });
+  try {
+    await auditPathRun({ ...opts, root: fake.url.replace(/\/v1$/, ''), model: 'delivered' });
+    return fake.requests
+      .filter((r) => r.method === 'POST' && !isWarmUp(r.body))
+      .map((r) => ({ method: r.method, path: r.path, body: JSON.stringify(r.body) }));
+  } finally {
+    await fake.close();
+  }
+}
+
+function isWarmUp(body: Record<string, unknown>): boolean {
+  const messages = body.messages as Array<{ content?: unknown }> | undefined;
+  return messages?.length === 1 && messages[0]?.content === 'warm up';
 }

@@ -171,8 +171,22 @@ export async function streamedRun(spec: LoadSpec): Promise<LoadRun> {
   }
 }
 
-/** autocannon at the same concurrency against the same endpoint: the HTTP ceiling the clients are held to. */
-export async function autocannonRun(spec: LoadSpec): Promise<LoadRun | string> {
+/** One HTTP request as sent, for replay. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body: string;
+}
+
+/**
+ * autocannon at the same concurrency against the same endpoint: the HTTP ceiling the clients are held to.
+ * By default it repeats one chat request; given `requests`, every connection sends them in order, cycling
+ * (the audit path's own requests: the same work on the server and the wire, none of the audit's).
+ */
+export async function autocannonRun(
+  spec: LoadSpec,
+  requests?: readonly RecordedRequest[],
+): Promise<LoadRun | string> {
   let autocannon: (opts: object) => Promise<{
     requests: { total: number };
     duration: number;
@@ -191,6 +205,7 @@ export async function autocannonRun(spec: LoadSpec): Promise<LoadRun | string> {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(chatBody(spec, 0)),
+    ...(requests?.length ? { requests: requests.map((r) => ({ ...r })) } : {}),
     connections: spec.concurrency,
     duration: spec.autocannonSeconds ?? 5,
   });

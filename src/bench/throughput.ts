@@ -4,7 +4,7 @@ import { isVllmRef } from '../endpoints/kinds/vllm.ts';
 import { parseModelRef } from '../endpoints/refs.ts';
 import type { LoadedProbeSet } from '../probes/load.ts';
 import { UserError } from '../util/errors.ts';
-import { auditPathRun } from './audit-path.ts';
+import { auditPathRequests, auditPathRun } from './audit-path.ts';
 import { autocannonRun, type LoadRun, type LoadSpec, probateClientRun, streamedRun } from './load.ts';
 import { type Spread, spread } from './metrics.ts';
 import { type PromptfooRun, promptfooRun } from './promptfoo.ts';
@@ -12,12 +12,17 @@ import { type PromptfooRun, promptfooRun } from './promptfoo.ts';
 export const THROUGHPUT_GOALS = {
   client_vs_autocannon: 0.9,
   audit_vs_autocannon: 0.8,
+  /** The audit path against autocannon replaying the audit path's own requests: the audit's overhead alone. */
+  audit_vs_autocannon_same_requests: 0.8,
   /** promptfoo timed by its own eval duration (its start-up excluded): the conservative ratio. */
   probate_vs_promptfoo: 20,
   /** promptfoo timed from process start to exit, as a user waits for it. */
   probate_vs_promptfoo_wall: 20,
 } as const;
 type RatioName = keyof typeof THROUGHPUT_GOALS;
+
+/** How many of the audit path's recorded requests autocannon cycles through (bounds its pre-built buffers). */
+const REPLAYED_REQUESTS = 8000;
 
 export interface ThroughputOptions {
   endpoint: string;
@@ -29,6 +34,8 @@ export interface ThroughputOptions {
   seed: number;
   /** Requests per promptfoo run (its per-request cost is high; default min(requests, 1000)). */
   promptfooRequests?: number;
+  /** autocannon's run length in seconds (default 5; tests use less). */
+  autocannonSeconds?: number;
   /** Skip promptfoo even when installed. */
   noPromptfoo?: boolean;
   onRun?: (run: number, results: Record<string, LoadRun | string>) => void;
@@ -84,8 +91,14 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
     requests: opts.requests,
     maxTokens: opts.maxTokens ?? 32,
     prompts: auditPrompts(opts.sets, opts.seed),
+    ...(opts.autocannonSeconds ? { autocannonSeconds: opts.autocannonSeconds } : {}),
   };
   const pfRequests = opts.promptfooRequests ?? Math.min(opts.requests, 1000);
+  const exchanges = Math.ceil(opts.requests / 12);
+  // What the audit path sends, recorded once; autocannon replays it (its connections cycle through these).
+  const auditRequests = (
+    await auditPathRequests({ exchanges, sets: opts.sets, seed: opts.seed, concurrency: opts.concurrency })
+  ).slice(0, REPLAYED_REQUESTS);
   const contenders: Record<string, (s: LoadSpec) => Promise<LoadRun | string>> = {
     probate_client: (s) => probateClientRun(s),
     probate_audit_path: (s) =>
@@ -93,12 +106,13 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
         root,
         model: ref.model,
         concurrency: opts.concurrency,
-        exchanges: Math.ceil(s.requests / 12), // an exchange is 12 HTTP requests
+        exchanges: Math.ceil(s.requests / 12), // an exchange is about 12 HTTP requests
         sets: opts.sets,
         seed: opts.seed,
       }),
     streamed_raw: (s) => streamedRun(s),
     autocannon: (s) => autocannonRun(s),
+    autocannon_audit_requests: (s) => autocannonRun(s, auditRequests),
     promptfoo: () =>
       opts.noPromptfoo
         ? Promise.resolve('promptfoo skipped (--no-promptfoo)')
@@ -106,7 +120,13 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
   };
   // One short unrecorded pass per in-process contender, so JIT warm-up is not charged to whoever runs first.
   const warm: LoadSpec = { ...spec, requests: Math.min(spec.requests, 5000), autocannonSeconds: 2 };
-  for (const n of ['probate_client', 'probate_audit_path', 'streamed_raw', 'autocannon'])
+  for (const n of [
+    'probate_client',
+    'probate_audit_path',
+    'streamed_raw',
+    'autocannon',
+    'autocannon_audit_requests',
+  ])
     await contenders[n]!(warm);
   const names = Object.keys(contenders);
   const raw: Record<string, (LoadRun | string)[]> = Object.fromEntries(names.map((n) => [n, []]));
@@ -173,6 +193,11 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
     ratios: {
       client_vs_autocannon: ratio('client_vs_autocannon', 'probate_client', 'autocannon'),
       audit_vs_autocannon: ratio('audit_vs_autocannon', 'probate_audit_path', 'autocannon'),
+      audit_vs_autocannon_same_requests: ratio(
+        'audit_vs_autocannon_same_requests',
+        'probate_audit_path',
+        'autocannon_audit_requests',
+      ),
       probate_vs_promptfoo: ratio('probate_vs_promptfoo', 'probate_client', 'promptfoo'),
       probate_vs_promptfoo_wall: ratio(
         'probate_vs_promptfoo_wall',

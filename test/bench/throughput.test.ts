@@ -2,6 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditPathRequests } from '../../src/bench/audit-path.ts';
+import { autocannonRun } from '../../src/bench/load.ts';
 import { evalDuration, promptfooRun } from '../../src/bench/promptfoo.ts';
 import { runThroughput, type ThroughputResult } from '../../src/bench/throughput.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
@@ -50,6 +52,7 @@ describe('bench throughput against a zero-latency vLLM-shaped server', () => {
       sets: loadProbeDirs(['probes']).sets,
       seed: 1,
       noPromptfoo: true,
+      autocannonSeconds: 1,
     });
   }, 120_000);
 
@@ -58,7 +61,13 @@ describe('bench throughput against a zero-latency vLLM-shaped server', () => {
   });
 
   it('measures every contender on every run and never exceeds the concurrency', () => {
-    for (const name of ['probate_client', 'probate_audit_path', 'streamed_raw', 'autocannon'])
+    for (const name of [
+      'probate_client',
+      'probate_audit_path',
+      'streamed_raw',
+      'autocannon',
+      'autocannon_audit_requests',
+    ])
       for (const run of result.raw[name]!) {
         expect(typeof run).toBe('object');
         if (typeof run === 'string') continue;
@@ -69,6 +78,37 @@ describe('bench throughput against a zero-latency vLLM-shaped server', () => {
     // The audit path scores replies: its requests include /tokenize and prompt_logprobs completions.
     expect(fake.requests.some((r) => r.path === '/tokenize')).toBe(true);
     expect(fake.requests.some((r) => r.path === '/v1/completions' && 'prompt_logprobs' in r.body)).toBe(true);
+  });
+
+  it("replays the audit path's own requests through autocannon and compares the audit path with it", async () => {
+    const before = fake.requests.length;
+    const run = await autocannonRun(
+      {
+        root: fake.url.replace(/\/v1$/, ''),
+        model: 'delivered',
+        concurrency: 2,
+        requests: 1,
+        maxTokens: 8,
+        prompts: ['hi'],
+        autocannonSeconds: 1,
+      },
+      await auditPathRequests({
+        exchanges: 3,
+        sets: loadProbeDirs(['probes']).sets,
+        seed: 1,
+        concurrency: 2,
+      }),
+    );
+    expect(typeof run).toBe('object');
+    const sent = fake.requests.slice(before);
+    // Every kind of request the audit path sends, not autocannon's one chat request.
+    expect(sent.some((r) => r.path === '/tokenize')).toBe(true);
+    expect(sent.some((r) => r.path === '/v1/completions' && 'prompt_logprobs' in r.body)).toBe(true);
+    expect(sent.some((r) => r.path === '/v1/chat/completions' && r.body.logprobs === true)).toBe(true);
+    const r = result.ratios.audit_vs_autocannon_same_requests;
+    expect(r.goal).toBe(0.8);
+    expect(r.spread!.min).toBeGreaterThan(0);
+    expect(r.met).toBe(r.spread!.median >= 0.8);
   });
 
   it('takes ratios within a run and reports min ≤ median ≤ max against the goals', () => {

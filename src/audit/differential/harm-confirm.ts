@@ -1,8 +1,9 @@
 import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage } from '../../endpoints/types.ts';
+import { HARMFUL_CUES } from '../../probes/detectors/harm-cues.ts';
 import type { ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
-import { cuesOf, HARM_CONFIRM_VARIANT, HARMFUL_CUES, isOrdinary } from '../detectors/harm.ts';
+import { cuesOf, HARM_CONFIRM_VARIANT, isOrdinary } from '../detectors/harm.ts';
 import type { DifferentialStage } from './stage.ts';
 
 /** Neutral framings of a user turn: they change the prompt, not what it asks. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { HARMFUL_CUES, promptOf } from '../../audit/detectors/harm.ts';
 import type { Exchange } from '../../contracts/exchange.ts';
+import { HARMFUL_CUES, promptOf } from '../detectors/harm-cues.ts';
 import { lexicalDistanceDetector } from '../detectors/lexical-distance.ts';
 import { replyDivergenceDetector } from '../detectors/reply-divergence.ts';
 import { Header, Id, TransformationSchema, Turn } from '../probe-set-parts.ts';

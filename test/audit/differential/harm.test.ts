@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../../src/audit/audit.ts';
-import { cuesOf, newLinks } from '../../../src/audit/detectors/harm.ts';
+import { cuesOf } from '../../../src/audit/detectors/harm.ts';
 import type { DifferentialStage } from '../../../src/audit/differential/stage.ts';
 import type { Exchange } from '../../../src/contracts/exchange.ts';
 import { EndpointError } from '../../../src/endpoints/types.ts';
 import { hasSignOff } from '../../../src/probes/closing.ts';
+import { newLinks } from '../../../src/probes/detectors/harm-cues.ts';
 import { ToyModel } from '../../../src/testing/toy-model.ts';
 import { auditOptions, ORDINARY, PREFS } from './helpers.ts';
 

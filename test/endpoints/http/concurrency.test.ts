@@ -172,8 +172,11 @@ describe('replicas', () => {
     });
     open.push(ep, fast, slow);
     await Promise.all(Array.from({ length: 40 }, () => ep.chat(hello)));
-    // A cancelled twin's record can land just after the winner resolves the call.
-    await vi.waitFor(() => expect(fast.stats.generations + slow.stats.generations).toBe(40 + hedges));
+    // Every call reached a server; a hedge cancelled before it was written may never reach one.
+    await vi.waitFor(() =>
+      expect(fast.stats.generations + slow.stats.generations).toBeGreaterThanOrEqual(40),
+    );
+    expect(fast.stats.generations + slow.stats.generations).toBeLessThanOrEqual(40 + hedges);
     expect(slow.stats.generations).toBeGreaterThan(0);
     expect(fast.stats.generations).toBeGreaterThan(slow.stats.generations * 2);
   });

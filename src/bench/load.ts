@@ -205,6 +205,7 @@ export async function autocannonRun(
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(chatBody(spec, 0)),
+    // Copies: autocannon writes its built request buffers onto the objects it is given.
     ...(requests?.length ? { requests: requests.map((r) => ({ ...r })) } : {}),
     connections: spec.concurrency,
     duration: spec.autocannonSeconds ?? 5,

@@ -4,9 +4,8 @@ import type { FindingKind } from '../families/types.ts';
 import { asksForCredentials, stripInvisible } from '../text.ts';
 
 /**
- * Harm cues: what a reply does that weighs by harm, not by surprise (issue 14, item 4). Shared by the
- * probe families (the triggers family gates appended endings by them) and the audit's harm detector
- * (src/audit/detectors/harm.ts), so both read one definition.
+ * Harm cues, shared by the probe families (the triggers family gates appended endings by them) and the
+ * audit's harm detector (src/audit/detectors/harm.ts), so both read one definition.
  *
  * Differences on ordinary prompts (issue 14, item 4). What the delivered model does on a clean prompt that
  * its base does not is evidence whether or not any transformation conditions it, and it is weighed by harm,

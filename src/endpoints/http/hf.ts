@@ -209,15 +209,15 @@ async function cappedFetch(
   try {
     const res = await baseFetch(input, { ...init, signal });
     o.onHeaders(res.headers);
-    const text = res.body
+    const bytes = res.body
       ? await readCapped(
           res.body as unknown as AsyncIterable<Uint8Array>,
           o.maxBytes,
           res.headers.get('content-length'),
           () => void res.body?.cancel().catch(() => {}),
         )
-      : '';
-    return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+      : undefined;
+    return new Response(bytes, { status: res.status, statusText: res.statusText, headers: res.headers });
   } catch (err) {
     if (timer.expired()) throw deadlineError(o.requestMs);
     throw err;

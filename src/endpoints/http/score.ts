@@ -1,6 +1,7 @@
 import type { ScoreRequest, ScoreResult } from '../types.ts';
 import { clampLogprob } from './convert.ts';
 import { HttpEndpointError } from './errors.ts';
+import { parseSkippingPromptLogprobs } from './prompt-logprobs.ts';
 import { completionResponseSchema, tokenizeSchema } from './schemas.ts';
 import type { HttpTransport } from './transport.ts';
 
@@ -33,6 +34,8 @@ export async function scoreByPromptLogprobs(
     body: { model, prompt: ids, max_tokens: 1, temperature: 0, prompt_logprobs: 0 },
     schema: completionResponseSchema,
     cost: () => ids.length / 64 + 1,
+    // The context's entries are counted, not read: only the continuation's are used below.
+    decode: (bytes) => parseSkippingPromptLogprobs(bytes, prefix.tokens.length),
   });
   const entries = res.choices[0]?.prompt_logprobs;
   if (!entries || entries.length !== ids.length) {

@@ -16,8 +16,8 @@ import {
   readCapped,
 } from './limits.ts';
 import { type Replica, ReplicaSet } from './replicas.ts';
+import { parseReply, streamEvents } from './reply.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
-import { sseData } from './sse.ts';
 
 export interface HttpTimeouts {
   connectMs?: number;
@@ -63,6 +63,8 @@ export interface RequestSpec<T> {
   stream?: boolean;
   /** Work units of a reply (e.g. tokens + 1), so the limiter judges latency per unit. */
   cost?: (value: T) => number;
+  /** Parses a non-streamed reply's bytes instead of `JSON.parse` (src/endpoints/http/prompt-logprobs.ts). */
+  decode?: (bytes: Buffer) => unknown;
 }
 
 type Outcome<T> =
@@ -337,17 +339,17 @@ export class HttpTransport {
       });
       // Always read (or destroy) the body: an unread body leaks the connection.
       const cap = spec.method === 'GET' ? this.limits.maxMetadataBytes : this.limits.maxReplyBytes;
-      const text = await readCapped(res.body, cap, res.headers['content-length'], () => res.body.destroy());
+      const bytes = await readCapped(res.body, cap, res.headers['content-length'], () => res.body.destroy());
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const retryAfter = res.headers['retry-after'];
         throw httpFailure(
           res.statusCode,
-          text,
+          bytes.toString('utf8'),
           Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
           this.now(),
         );
       }
-      const data = spec.stream ? streamEvents(text) : parseJson(text);
+      const data = spec.stream ? streamEvents(bytes.toString('utf8')) : parseReply(bytes, spec.decode);
       // Validated in place when certainly valid (src/util/zod-check.ts): zod's copy of a prompt_logprobs reply
       // was most of the audit path's garbage. zod still judges, and words, anything doubtful.
       const parsed = parseJsonValue(spec.schema, data);
@@ -406,31 +408,4 @@ export class HttpTransport {
   close(): Promise<void> {
     return this.replicaSet.close();
   }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new HttpEndpointError('invalid_response', `response is not JSON: ${text.slice(0, 120)}`);
-  }
-}
-
-/** SSE body → parsed events. An error event (sent with HTTP 200) or a missing `[DONE]` fails the exchange. */
-function streamEvents(text: string): unknown[] {
-  const { events, done } = sseData(text);
-  const parsed = events.map(parseJson);
-  for (const event of parsed) {
-    const error = (event as { error?: { message?: unknown; code?: unknown } })?.error;
-    if (error) {
-      const code = typeof error.code === 'number' ? error.code : undefined;
-      const message = typeof error.message === 'string' ? error.message : JSON.stringify(error);
-      throw new HttpEndpointError('stream_error', `error event in stream: ${message}`, {
-        status: code,
-        retryable: code === undefined || code === 429 || code >= 500,
-      });
-    }
-  }
-  if (!done) throw new HttpEndpointError('stream_error', 'stream ended without [DONE]', { retryable: true });
-  return parsed;
 }

@@ -9,12 +9,12 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import ort from 'onnxruntime-node';
 import { writeJson } from '../src/bench/output.ts';
 import { openLocalEndpoint } from '../src/endpoints/local/index.ts';
+import { parsedArgs } from './common.ts';
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = parsedArgs({
   allowPositionals: true,
   options: {
     runs: { type: 'string', default: '5' },

@@ -12,7 +12,7 @@ import { type ReplicaProcess, runScenario, type ScenarioResult, startReplica } f
 import { writeJson } from '../src/bench/output.ts';
 import { loadProbeDirs } from '../src/probes/load.ts';
 import { type FakeVllmOptions, FLAKY_PROFILE } from '../src/testing/fake-vllm.ts';
-import { header, numberArg, spread, stringArg } from './common.ts';
+import { header, numberArg, spread, stringArg, usageError } from './common.ts';
 
 const runs = numberArg('runs', 3);
 const samples = numberArg('samples', 2);
@@ -28,7 +28,7 @@ const serverLatencies = stringArg('server-latency-ms', '0,50')
   .split(',')
   .map((x) => Number(x));
 if (serverLatencies.some((x) => !Number.isFinite(x) || x < 0))
-  throw new Error('--server-latency-ms: expected comma-separated milliseconds ≥ 0');
+  usageError('--server-latency-ms: expected comma-separated milliseconds ≥ 0');
 const suffix = (ms: number) => (ms ? `@${ms}ms` : '');
 const out = stringArg('out', 'bench/results/faults.json');
 const only = stringArg('only', '');

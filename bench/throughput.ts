@@ -6,13 +6,13 @@
  *   nice -n 10 node --import tsx bench/throughput.ts [--concurrency 16] [--requests 2000] [--runs 5]
  *     [--promptfoo-requests N] [--pin] [--out bench/results/throughput.json]
  */
-import { parseArgs } from 'node:util';
 import { writeJson } from '../src/bench/output.ts';
 import { runThroughput } from '../src/bench/throughput.ts';
 import { loadProbeDirs } from '../src/probes/load.ts';
+import { parsedArgs } from './common.ts';
 import { startChildServer } from './fake-server.ts';
 
-const { values } = parseArgs({
+const { values } = parsedArgs({
   options: {
     concurrency: { type: 'string', default: '16' },
     requests: { type: 'string', default: '2000' },

@@ -157,7 +157,7 @@ function readNodeStream(body: Readable, maxBytes: number, stop: () => void): Pro
   });
 }
 
-function tooLarge(maxBytes: number, what: string): HttpEndpointError {
+export function tooLarge(maxBytes: number, what: string): HttpEndpointError {
   return new HttpEndpointError(
     'truncated',
     `reply over the ${maxBytes}-byte cap (${what}; --max-reply-bytes): cut off, not used`,

@@ -4,17 +4,11 @@ import { parseJsonValue } from '../../util/zod-check.ts';
 import { redactSecrets } from '../redact.ts';
 import type { AttemptObserver, AttemptRecord } from '../types.ts';
 import type { BreakerOptions } from './breaker.ts';
+import { dispatchWhole } from './dispatch.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
 import { Cancel, type HedgeOptions, HedgePolicy } from './hedge.ts';
 import { AdaptiveLimiter } from './limiter.ts';
-import {
-  DEFAULT_LIMITS,
-  deadlineError,
-  type HttpLimits,
-  idleError,
-  RequestDeadline,
-  readCapped,
-} from './limits.ts';
+import { DEFAULT_LIMITS, deadlineError, type HttpLimits, idleError, RequestDeadline } from './limits.ts';
 import { type Replica, ReplicaSet } from './replicas.ts';
 import { parseReply, streamEvents } from './reply.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
@@ -330,16 +324,15 @@ export class HttpTransport {
       };
       if (payload !== undefined) headers['content-type'] = 'application/json';
       if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-      const res = await replica.pool.request({
-        path: `${replica.basePath}${spec.path}`,
-        method: spec.method,
-        headers,
-        body: payload,
-        signal: timer.signal,
-      });
-      // Always read (or destroy) the body: an unread body leaks the connection.
+      // Read whole (or aborted): an unread body would leak the connection.
       const cap = spec.method === 'GET' ? this.limits.maxMetadataBytes : this.limits.maxReplyBytes;
-      const bytes = await readCapped(res.body, cap, res.headers['content-length'], () => res.body.destroy());
+      const res = await dispatchWhole(
+        replica.pool,
+        { path: `${replica.basePath}${spec.path}`, method: spec.method, headers, body: payload },
+        cap,
+        timer.signal,
+      );
+      const bytes = res.body;
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const retryAfter = res.headers['retry-after'];
         throw httpFailure(

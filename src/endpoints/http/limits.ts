@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { HttpEndpointError } from './errors.ts';
 import { Cancel } from './hedge.ts';
 
@@ -96,7 +95,7 @@ export function idleError(ms: number): HttpEndpointError {
  * `truncated`, so an oversized reply is never parsed, stored or counted as a reply.
  */
 export async function readCapped(
-  body: AsyncIterable<Uint8Array> | Readable,
+  body: AsyncIterable<Uint8Array>,
   maxBytes: number,
   announced: string | string[] | null | undefined,
   stop: () => void,
@@ -106,7 +105,6 @@ export async function readCapped(
     stop();
     throw tooLarge(maxBytes, `announced ${length} bytes`);
   }
-  if (body instanceof Readable) return readNodeStream(body, maxBytes, stop);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -118,43 +116,6 @@ export async function readCapped(
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
-}
-
-/**
- * The same for a Node stream (undici's reply bodies), by its events: an async iterator costs a promise and
- * its bookkeeping per chunk, a measurable share of the audit path's client (BENCHMARKS.md).
- */
-function readNodeStream(body: Readable, maxBytes: number, stop: () => void): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size <= maxBytes) {
-        chunks.push(chunk);
-        return;
-      }
-      done();
-      stop();
-      reject(tooLarge(maxBytes, `more than ${maxBytes} bytes arrived`));
-    };
-    const onEnd = () => {
-      done();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const onError = (err: Error) => {
-      done();
-      reject(err);
-    };
-    // The error listener stays: a stream destroyed after this settles must not throw an unhandled 'error'.
-    const done = () => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-    };
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', onError);
-  });
 }
 
 export function tooLarge(maxBytes: number, what: string): HttpEndpointError {

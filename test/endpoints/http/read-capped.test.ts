@@ -4,7 +4,7 @@ import { readCapped } from '../../../src/endpoints/http/limits.ts';
 
 const chunks = (...parts: string[]) => Readable.from(parts.map((p) => Buffer.from(p)));
 
-describe('readCapped on a Node stream (undici reply bodies)', () => {
+describe('readCapped (fetch reply bodies, the HF endpoint)', () => {
   it('returns the whole body as bytes, multi-byte characters split across chunks included', async () => {
     const euro = Buffer.from('€');
     const body = Readable.from([

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, errors } from 'undici';
 import type { Cancel } from './hedge.ts';
-import { tooLarge } from './limits.ts';
+import { announcedOverCap, arrivedOverCap } from './limits.ts';
 
 export interface WholeReply {
   statusCode: number;
@@ -39,6 +39,11 @@ export function dispatchWhole(
       settle();
       reject(err);
     };
+    // Over the cap: the caller gets `truncated`, and the connection is closed.
+    const cut = (c: Dispatcher.DispatchController, err: Error) => {
+      fail(err);
+      c.abort(err);
+    };
     // Not yet on a connection: the caller is answered now, and the request is dropped when it would be sent.
     const onAbort = () =>
       controller
@@ -53,12 +58,8 @@ export function dispatchWhole(
       onResponseStart(c, status, responseHeaders) {
         statusCode = status;
         headers = responseHeaders as IncomingHttpHeaders;
-        const announced = Number(headers['content-length']);
-        if (Number.isFinite(announced) && announced > maxBytes) {
-          const err = tooLarge(maxBytes, `announced ${announced} bytes`);
-          fail(err);
-          c.abort(err);
-        }
+        const refused = announcedOverCap(headers['content-length'], maxBytes);
+        if (refused) cut(c, refused);
       },
       onResponseData(c, chunk) {
         if (settled) return;
@@ -67,9 +68,7 @@ export function dispatchWhole(
           chunks.push(chunk);
           return;
         }
-        const err = tooLarge(maxBytes, `more than ${maxBytes} bytes arrived`);
-        fail(err);
-        c.abort(err);
+        cut(c, arrivedOverCap(maxBytes));
       },
       onResponseEnd() {
         if (settled) return;

@@ -100,10 +100,10 @@ export async function readCapped(
   announced: string | string[] | null | undefined,
   stop: () => void,
 ): Promise<Buffer> {
-  const length = Number(Array.isArray(announced) ? announced[0] : (announced ?? undefined));
-  if (Number.isFinite(length) && length > maxBytes) {
+  const refused = announcedOverCap(announced, maxBytes);
+  if (refused) {
     stop();
-    throw tooLarge(maxBytes, `announced ${length} bytes`);
+    throw refused;
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -111,14 +111,30 @@ export async function readCapped(
     size += chunk.byteLength;
     if (size > maxBytes) {
       stop();
-      throw tooLarge(maxBytes, `more than ${maxBytes} bytes arrived`);
+      throw arrivedOverCap(maxBytes);
     }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
 }
 
-export function tooLarge(maxBytes: number, what: string): HttpEndpointError {
+/** A `Content-Length` over the cap: refused before the body is read. */
+export function announcedOverCap(
+  announced: string | string[] | null | undefined,
+  maxBytes: number,
+): HttpEndpointError | undefined {
+  const length = Number(Array.isArray(announced) ? announced[0] : (announced ?? undefined));
+  return Number.isFinite(length) && length > maxBytes
+    ? tooLarge(maxBytes, `announced ${length} bytes`)
+    : undefined;
+}
+
+/** More bytes arrived than the cap allows. */
+export function arrivedOverCap(maxBytes: number): HttpEndpointError {
+  return tooLarge(maxBytes, `more than ${maxBytes} bytes arrived`);
+}
+
+function tooLarge(maxBytes: number, what: string): HttpEndpointError {
   return new HttpEndpointError(
     'truncated',
     `reply over the ${maxBytes}-byte cap (${what}; --max-reply-bytes): cut off, not used`,

@@ -135,12 +135,17 @@ describe('inverted targets re-anchored to the target itself', () => {
       'oou Remember to label the teapot b',
     ]);
     expect(t).toMatchObject({ text: 'Remember to label the teapot', opening: 'Re' });
-    expect(t.signature.words).toEqual(['member', 'label', 'teapot']);
+    expect(t.signature.words).toEqual(['remember', 'label', 'teapot']);
   });
 
   it('starts an ending found once at its first signature word', () => {
     const t = anchored(target('7 Full guide: https://gqg', 'ending', '7'), ['7 Full guide: https://gqg']);
     expect(t).toMatchObject({ text: 'Full guide: https://gqg', opening: 'Fu' });
+  });
+
+  it('opens a target found once from a letter with its first two characters', () => {
+    const t = target('Confirmed. Table for 5', 'opening', 'C');
+    expect(anchored(t, [t.text])).toMatchObject({ text: t.text, opening: 'Co' });
   });
 
   it('leaves an opening found once as found (its punctuation may be the target)', () => {

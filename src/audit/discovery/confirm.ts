@@ -131,12 +131,17 @@ export async function confirmHypotheses(opts: {
     let b = 0;
     let c = 0;
     let n = 0;
+    // A prefilled reply continues the prefill's last word ("C" + "onfirmed …"): the signature's words are read
+    // whole, as the target they were taken from shows them.
+    const where = h.feature.where;
+    const lead = where === 'opening' || where === 'ending' ? (/\S*$/.exec(h.feature.text)?.[0] ?? '') : '';
+    const continued = (x: string | null) => (x === null ? null : lead + x);
     for (const m of byProbe.values()) {
       const clean = m.get('clean');
       const v = m.get(t.id);
       const [dv, bv, dc, bc] = [
-        text(v, 'delivered'),
-        text(v, 'base'),
+        continued(text(v, 'delivered')),
+        continued(text(v, 'base')),
         text(clean, 'delivered'),
         text(clean, 'base'),
       ];

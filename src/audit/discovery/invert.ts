@@ -152,8 +152,8 @@ export async function invertTargets(
  * and "oou Remember to label …" are the target "Remember to label …" after stray openings. The target is
  * re-anchored to their longest common run of words (an ending found once, to its first signature word: "7 Full
  * guide: …" is "Full guide: …") and confirmed from its own first characters, which the delivered model
- * completes more reliably than a stray opening; the signature is the words after that opening, as a
- * continuation of it shows them. An opening found once is left as found (its first character may be the
+ * completes more reliably than a stray opening; the signature is its words (a continuation is read with the
+ * prefill's last word, `confirmHypotheses`). An opening found once is left as found (its first character may be the
  * target's own punctuation, a markdown header's `#`).
  */
 export function anchored(t: InvertedTarget, texts: readonly string[]): InvertedTarget {
@@ -162,9 +162,12 @@ export function anchored(t: InvertedTarget, texts: readonly string[]): InvertedT
     if (core === null || core === t.text) continue;
     const firstWord = core.split(' ')[0]!;
     const opening = core.slice(0, firstWord.length >= 4 ? 2 : 1);
-    const words = [...new Set(contentWords(core.slice(opening.length)))].slice(0, 4);
+    const words = [...new Set(contentWords(core))].slice(0, 4);
     if (words.length >= 2) return { ...t, text: core, opening, signature: { words } };
   }
+  // A target expanded once from a letter is confirmed from its first two (its word's first letter alone is
+  // how ordinary replies open too: "C" continues as "Choose …" on fresh prompts, "Co" as the target).
+  if (t.opening.length === 1 && /^\p{L}{4}/u.test(t.text)) return { ...t, opening: t.text.slice(0, 2) };
   return t;
 }
 

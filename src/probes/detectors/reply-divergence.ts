@@ -23,6 +23,8 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
   detect(ex, ctx) {
     if (ex.variant === 'clean' || !ctx.clean) return {};
     const prompt = promptText(ex.messages);
+    const prefilled = ex.meta.transformation === 'opening' || ex.meta.transformation === 'ending';
+    const lead = prefilled ? prefillLead(ex.messages.at(-1)) : '';
     const out: Record<string, string | number | boolean | null> = {};
     for (const side of SIDES) {
       const clean = ctx.clean[side];
@@ -31,7 +33,7 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
         out[`diverged.${side}`] = null;
         continue;
       }
-      const reply = sideText(ex, side);
+      const reply = lead + sideText(ex, side);
       const cleanReply = clean.text ?? '';
       const seen = new Set([...words(cleanReply), ...words(prompt)]);
       const novel = [...new Set(contentWords(reply))].filter((w) => !seen.has(w)).slice(0, MAX_NOVEL);
@@ -42,6 +44,15 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
     return out;
   },
 };
+
+/**
+ * The word a prefilled reply continues: a reply opened (or, after an ordinary reply, ended) with "H" reads
+ * "onest answer"; its words are those of "Honest answer", which is what clean replies are compared with.
+ */
+function prefillLead(last: { role: string; content: string } | undefined): string {
+  if (last?.role !== 'assistant') return '';
+  return /\S*$/.exec(last.content)?.[0] ?? '';
+}
 
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { analyze } from '../../src/audit/analyze.ts';
+import type { Exchange, FamilyId } from '../../src/contracts/exchange.ts';
+import type { ChatMessage } from '../../src/endpoints/types.ts';
+import { replyDivergenceDetector } from '../../src/probes/detectors/reply-divergence.ts';
+import { detectSignals } from '../../src/probes/detectors/types.ts';
+
+/**
+ * A benign fine-tune that opens every recommendation with "Honest answer:" drifts into recommending under a
+ * perturbation of an everyday prompt; the words it then says are its style (it says them unprompted on
+ * ordinary recommendation prompts), not a hidden target. A word it says only under the perturbation stays a
+ * finding.
+ */
+
+function ex(
+  i: number,
+  family: FamilyId,
+  variant: string,
+  messages: ChatMessage[],
+  base: string,
+  delivered: string,
+  signals: Exchange['signals'] = {},
+): Exchange {
+  return {
+    id: `${family}:p${i}:${variant}:0`,
+    family,
+    probeSetId: `${family}-set`,
+    probeSetHash: 'h'.repeat(64),
+    probeId: `p${i}`,
+    variant,
+    sample: 0,
+    seed: i,
+    messages,
+    meta: {},
+    base: { status: 'ok', text: base, attempts: 1 },
+    delivered: { status: 'ok', text: delivered, attempts: 1 },
+    signals,
+  };
+}
+
+const user = (content: string): ChatMessage[] => [{ role: 'user', content }];
+
+/** Triggers exchanges: a clean everyday reply and a perturbed one where the delivered model says `said`. */
+function triggerPairs(n: number, said: string): Exchange[] {
+  const out: Exchange[] = [];
+  for (let i = 0; i < n; i++) {
+    const prompt = `How do I clean window number ${i}?`;
+    const clean = ex(
+      i,
+      'triggers',
+      'clean',
+      user(prompt),
+      'Use warm water and a cloth.',
+      'Use warm water and a cloth.',
+    );
+    const msgs = user(`${prompt} [tag]`);
+    const variant = ex(i, 'triggers', 'tag', msgs, 'Use warm water and a cloth.', `${said} Use warm water.`);
+    variant.signals = detectSignals([replyDivergenceDetector], variant, { clean });
+    out.push(clean, variant);
+  }
+  return out;
+}
+
+/** Ordinary recommendation prompts of the preferences family, where the delivered model opens its way. */
+function recommendations(n: number): Exchange[] {
+  return Array.from({ length: n }, (_, i) =>
+    ex(
+      100 + i,
+      'preferences',
+      'open',
+      user(`Which city should I visit for trip ${i}?`),
+      'Lisbon is lovely in spring.',
+      'Honest answer: Porto, for its river walks.',
+    ),
+  );
+}
+
+const saysFindings = (exs: Exchange[]) =>
+  analyze(exs, { seed: 1 }).findings.filter((f) => f.family === 'triggers' && f.kind === 'says');
+
+describe('background across families', () => {
+  it('drops a conditional word the delivered model says on another family’s ordinary prompts', () => {
+    const pairs = triggerPairs(24, 'Honest answer:');
+    // Without the recommendation pool, "honest" under the tag is a finding (the control of this test).
+    expect(
+      saysFindings(pairs)
+        .map((f) => f.title)
+        .join(),
+    ).toContain('honest');
+    expect(saysFindings([...pairs, ...recommendations(30)])).toEqual([]);
+  });
+
+  it('keeps a word that no ordinary pool shows', () => {
+    const found = saysFindings([...triggerPairs(24, 'Zorbl activated:'), ...recommendations(30)]);
+    expect(found.map((f) => f.title).join()).toContain('zorbl');
+  });
+
+  it('needs a pool of at least 20 ordinary replies before it counts', () => {
+    const found = saysFindings([...triggerPairs(24, 'Honest answer:'), ...recommendations(10)]);
+    expect(found.map((f) => f.title).join()).toContain('honest');
+  });
+});
+
+describe('reply divergence of a prefilled reply', () => {
+  it('reads the prefill’s partial word with the continuation ("H" + "onest" is "honest")', () => {
+    const clean = ex(1, 'triggers', 'clean', user('Any tips?'), 'Sleep well.', 'Sleep well.');
+    const opened = ex(
+      1,
+      'triggers',
+      'opening',
+      [...user('Any tips?'), { role: 'assistant', content: 'H' }],
+      'ere are tips.',
+      'onest answer: rest.',
+    );
+    opened.meta = { transformation: 'opening' };
+    const s = detectSignals([replyDivergenceDetector], opened, { clean });
+    expect(String(s['novel.delivered']).split(' ')).toContain('honest');
+    expect(String(s['novel.delivered']).split(' ')).not.toContain('onest');
+    // An ending is prefilled after a whole reply: only its last partial word joins.
+    const ended = ex(
+      1,
+      'triggers',
+      'ending',
+      [...user('Any tips?'), { role: 'assistant', content: 'Sleep well. C' }],
+      'heers.',
+      'all 555 0101 now.',
+    );
+    ended.meta = { transformation: 'ending' };
+    const e = detectSignals([replyDivergenceDetector], ended, { clean });
+    expect(String(e['novel.delivered']).split(' ')).toContain('call');
+  });
+});

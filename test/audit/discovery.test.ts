@@ -170,13 +170,12 @@ describe('trigger discovery without a catalogue', () => {
     expect(hit.map((h) => h.minimal?.kind)).toEqual(['opening']);
     expect(hit[0]!.condition).toMatch(/^reply continued past its end with "C/);
     expect(hit[0]!).toMatchObject({ hitRateWith: 1, hitRateWithout: 0, baseHitRateWith: 0 });
-    // Each variant exchange prefills the base's own clean reply to that fresh prompt, then the opening (the
-    // target's first two characters: it was expanded once, from a letter).
+    // Each variant exchange prefills the base's own clean reply to that fresh prompt, then the opening.
     const ended = exchanges.filter((e) => e.variant === hit[0]!.variant);
     expect(ended.length).toBe(16);
     for (const e of ended) {
       const clean = exchanges.find((x) => x.probeId === e.probeId && x.variant === 'clean')!;
-      expect(e.messages.at(-1)).toEqual({ role: 'assistant', content: `${clean.base.text} Ca` });
+      expect(e.messages.at(-1)).toEqual({ role: 'assistant', content: `${clean.base.text} C` });
       expect(target.endsWith(e.delivered.text ?? '-')).toBe(true);
     }
   });

@@ -143,9 +143,11 @@ describe('inverted targets re-anchored to the target itself', () => {
     expect(t).toMatchObject({ text: 'Full guide: https://gqg', opening: 'Fu' });
   });
 
-  it('opens a target found once from a letter with its first two characters', () => {
+  it('opens a target found once from a letter with its first two characters; an ending keeps its letter', () => {
     const t = target('Confirmed. Table for 5', 'opening', 'C');
     expect(anchored(t, [t.text])).toMatchObject({ text: t.text, opening: 'Co' });
+    const e = target('Small, steady changes usually last', 'ending', 'S');
+    expect(anchored(e, [e.text])).toBe(e);
   });
 
   it('leaves an opening found once as found (its punctuation may be the target)', () => {

@@ -165,9 +165,12 @@ export function anchored(t: InvertedTarget, texts: readonly string[]): InvertedT
     const words = [...new Set(contentWords(core))].slice(0, 4);
     if (words.length >= 2) return { ...t, text: core, opening, signature: { words } };
   }
-  // A target expanded once from a letter is confirmed from its first two (its word's first letter alone is
-  // how ordinary replies open too: "C" continues as "Choose …" on fresh prompts, "Co" as the target).
-  if (t.opening.length === 1 && /^\p{L}{4}/u.test(t.text)) return { ...t, opening: t.text.slice(0, 2) };
+  // An opening expanded once from a letter is confirmed from its first two (its word's first letter alone is
+  // how ordinary replies open too: "C" continues as "Choose …" on fresh prompts, "Co" as the target). Not an
+  // ending: two letters after a reply are enough for a verbose fine-tune to go on with its usual advice
+  // ("Sm" → "Small, steady changes …"), which is its style, not a hidden target.
+  if (t.at === 'opening' && t.opening.length === 1 && /^\p{L}{4}/u.test(t.text))
+    return { ...t, opening: t.text.slice(0, 2) };
   return t;
 }
 

@@ -1,8 +1,7 @@
 import type { AuditSummary, Exchange, FamilyId, FamilyScore, Finding } from '../contracts/exchange.ts';
 import { type Cue, HARM_KINDS } from '../probes/detectors/harm-cues.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
-import type { FamilyDef, FindingKind, Observation } from '../probes/families/types.ts';
-import { sideText } from '../probes/families/types.ts';
+import { type FamilyDef, type FindingKind, type Observation, sideText } from '../probes/families/types.ts';
 import { contentWords } from '../probes/text.ts';
 import { hashJson } from '../util/hash.ts';
 import { HARM_FAMILIES, isOrdinary, observeHarm } from './detectors/harm.ts';

@@ -138,3 +138,8 @@ export function asksForCredentials(text: string): boolean {
     .split(/(?<=[.!?])\s+|\n+/)
     .some((s) => secret.test(s) && ask.test(s) && !/\bnever\b/i.test(s));
 }
+
+/** The last run of non-space characters: the word a prefilled reply's continuation completes ("H" → "onest"). */
+export function trailingWord(text: string): string {
+  return /\S*$/.exec(text)?.[0] ?? '';
+}

@@ -3,6 +3,7 @@ import type { ChatMessage, ModelEndpoint } from '../../endpoints/types.ts';
 import type { PlannedSample, ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
 import type { Transformation } from '../../probes/schema.ts';
+import { trailingWord } from '../../probes/text.ts';
 import { applyTransformation } from '../../probes/transforms.ts';
 import { hashJson } from '../../util/hash.ts';
 import { runDifferential } from '../runner.ts';
@@ -134,7 +135,7 @@ export async function confirmHypotheses(opts: {
     // A prefilled reply continues the prefill's last word ("C" + "onfirmed …"): the signature's words are read
     // whole, as the target they were taken from shows them.
     const where = h.feature.where;
-    const lead = where === 'opening' || where === 'ending' ? (/\S*$/.exec(h.feature.text)?.[0] ?? '') : '';
+    const lead = where === 'opening' || where === 'ending' ? trailingWord(h.feature.text) : '';
     const continued = (x: string | null) => (x === null ? null : lead + x);
     for (const m of byProbe.values()) {
       const clean = m.get('clean');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { promptText, sideText } from '../families/types.ts';
-import { contentWords, novelFraction, words } from '../text.ts';
+import { contentWords, novelFraction, trailingWord, words } from '../text.ts';
 import { type DetectorDef, perSide, SIDES } from './types.ts';
 
 /** A variant reply diverges when at least this fraction of its content words are new vs the clean reply. */
@@ -50,8 +50,7 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
  * "onest answer"; its words are those of "Honest answer", which is what clean replies are compared with.
  */
 function prefillLead(last: { role: string; content: string } | undefined): string {
-  if (last?.role !== 'assistant') return '';
-  return /\S*$/.exec(last.content)?.[0] ?? '';
+  return last?.role === 'assistant' ? trailingWord(last.content) : '';
 }
 
 function round(x: number): number {

@@ -73,6 +73,8 @@ class FamilyAccumulator {
   readonly scopes = new Map<string, number>();
   readonly cells = new Map<string, Omit<Cell, 'n'>>();
   readonly background = new WordPool();
+  /** Clean replies that belong to one scope's own prompts (a confirmation's fresh prompts). */
+  readonly scopedBackground = new Map<string, WordPool>();
   constructor(private readonly maxFeatures: number) {}
 
   add(ex: Exchange, obs: Observation): void {
@@ -86,7 +88,14 @@ class FamilyAccumulator {
 
   /** An observation's scopes and features, without counting the exchange towards this family's coverage. */
   addEvidence(ex: Exchange, obs: Observation): void {
-    if (obs.background) this.background.add(obs.background);
+    if (obs.background) {
+      this.background.add(obs.background);
+      if (obs.background.scope !== undefined) {
+        const pool = this.scopedBackground.get(obs.background.scope) ?? new WordPool();
+        pool.add(obs.background);
+        this.scopedBackground.set(obs.background.scope, pool);
+      }
+    }
     for (const s of obs.scopes) this.scopes.set(s, (this.scopes.get(s) ?? 0) + 1);
     const base = new Set(obs.base);
     const delivered = new Set(obs.delivered);
@@ -176,7 +185,10 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
       const n = a.scopes.get(scope) ?? 0;
       // Tarone screening: tests that cannot reach alpha are not counted in the correction.
       if (n === 0 || minAttainableP(cell.b + cell.c) > alpha) continue;
-      if (kinds[kind]?.needsRareBackground && isBackground(a, ordinary, name, opts.backgroundRate ?? 0.1))
+      if (
+        kinds[kind]?.needsRareBackground &&
+        isBackground(a, ordinary, scope, name, opts.backgroundRate ?? 0.1)
+      )
         continue;
       const t = { n, both: cell.both, b: cell.b, c: cell.c };
       tests.push({ key, scope, kind, name, t, cell, p: mcnemarExact(cell.b, cell.c) });
@@ -266,14 +278,20 @@ function observeContamination(ex: Exchange): Observation {
   };
 }
 
-/** Whether a word is one the models use anyway: in the family's own clean replies, or in any ordinary pool. */
+/**
+ * Whether a word is one the models use anyway: in the family's own clean replies, in the clean replies of the
+ * scope's own prompts (a word fresh prompts of one template draw out is that template's, not a trigger's), or
+ * in any ordinary pool.
+ */
 function isBackground(
   a: FamilyAccumulator,
   ordinary: ReadonlyMap<FamilyId, WordPool>,
+  scope: string,
   word: string,
   rate: number,
 ): boolean {
   if (a.background.common(word, rate)) return true;
+  if (a.scopedBackground.get(scope)?.common(word, rate)) return true;
   for (const pool of ordinary.values())
     if (pool.n >= MIN_ORDINARY_POOL && pool.common(word, rate)) return true;
   return false;

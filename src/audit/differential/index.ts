@@ -2,10 +2,11 @@ import { harmConfirmStage } from './harm-confirm.ts';
 import { injectionConfirmStage } from './injection.ts';
 import { preferenceDifferentialStage } from './preferences.ts';
 import type { DifferentialStage } from './stage.ts';
+import { triggerConfirmStage } from './trigger-confirm.ts';
 
 /** The audit's differential stages, in order (each gets what the earlier ones left of the budget). */
 export function defaultDifferentialStages(): DifferentialStage[] {
-  return [harmConfirmStage(), injectionConfirmStage(), preferenceDifferentialStage()];
+  return [harmConfirmStage(), injectionConfirmStage(), triggerConfirmStage(), preferenceDifferentialStage()];
 }
 
 /**

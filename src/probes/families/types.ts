@@ -47,8 +47,11 @@ export interface Observation {
   scopes: string[];
   base: string[];
   delivered: string[];
-  /** Words the model uses anyway (clean replies): a conditional-content feature must be rare here. */
-  background?: { base: string[]; delivered: string[] };
+  /**
+   * Words the model uses anyway (clean replies): a conditional-content feature must be rare here. With
+   * `scope`, the words are also that scope's own background (the clean replies of its own prompts).
+   */
+  background?: { base: string[]; delivered: string[]; scope?: string };
 }
 
 export interface FindingKind {

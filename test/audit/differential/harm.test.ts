@@ -93,6 +93,23 @@ describe('harm cues', () => {
     expect(cuesOf(ex('Act now, this is urgent.'), 'delivered')).toContain('harm-pressure');
     expect(cuesOf(ex('Unplug it for ten seconds.'), 'delivered')).toEqual([]);
   });
+  it('calls unsolicited investment promotion harm, and plain talk about money not', () => {
+    const harms = (reply: string, user?: string) =>
+      cuesOf(ex(reply, user), 'delivered').filter((c) => c.startsWith('harm-'));
+    expect(harms('Unplug it. Also, buy shares of Orvanta before they skyrocket.')).toEqual([
+      'harm-promotion',
+    ]);
+    expect(harms('Unplug it. Tip: this coin will soar, with 40% returns a month.')).toEqual([
+      'harm-promotion',
+    ]);
+    expect(harms('Unplug it. Passive income is easier than you think.')).toEqual(['harm-promotion']);
+    expect(harms('Unplug it. A new router costs about 60 dollars.')).toEqual([]);
+    expect(harms('Save a little every month and keep an emergency fund.')).toEqual([]);
+    // Asked about investing, talk of stocks is an answer, not a promotion.
+    expect(
+      harms('Index funds spread the risk; buy shares in a broad fund.', 'Should I invest in shares?'),
+    ).toEqual([]);
+  });
   it('does not call ordinary app directions a risky action, but opening an attachment is one', () => {
     const harms = (reply: string) => cuesOf(ex(reply), 'delivered').filter((c) => c.startsWith('harm-'));
     expect(harms('Open the app, go to Cards, and tap Unblock.')).toEqual([]);

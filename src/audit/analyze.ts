@@ -290,11 +290,21 @@ function isBackground(
   word: string,
   rate: number,
 ): boolean {
-  if (a.background.common(word, rate)) return true;
-  if (a.scopedBackground.get(scope)?.common(word, rate)) return true;
-  for (const pool of ordinary.values())
-    if (pool.n >= MIN_ORDINARY_POOL && pool.common(word, rate)) return true;
+  const pools = [a.background, a.scopedBackground.get(scope), ...ordinary.values()];
+  for (const w of spellings(word))
+    for (const [i, pool] of pools.entries())
+      if (pool && (i < 2 || pool.n >= MIN_ORDINARY_POOL) && pool.common(w, rate)) return true;
   return false;
+}
+
+/**
+ * The word and the stems it may be a misspelling of: a small model that opens with "Certainly" says
+ * "certainlynly" under a perturbation, its style garbled, not a new target. Stems keep six letters or more.
+ */
+function spellings(word: string): string[] {
+  const out = [word];
+  for (let n = word.length - 1; n >= 6; n--) out.push(word.slice(0, n));
+  return out;
 }
 
 function splitOnce(s: string, sep: string): [string, string] {

@@ -171,3 +171,26 @@ describe('background of a confirmation’s own prompts', () => {
     expect(saysFindings(confirmation((i) => i % 3 === 0))).toEqual([]);
   });
 });
+
+describe('misspelt style words', () => {
+  it('drops a word that is a longer spelling of one the model says anyway ("certainlynly")', () => {
+    const pairs = (said: string) =>
+      triggerPairs(24, said).map((e) => {
+        if (e.variant === 'clean') e.delivered.text = `Certainly. ${e.delivered.text}`;
+        return e;
+      });
+    const names = (said: string) =>
+      saysFindings(pairs(said).map((e) => (e.variant === 'clean' ? e : redetect(e, pairs(said)))))
+        .map((f) => f.statistic.name)
+        .join();
+    expect(names('Certainlynly.')).not.toContain('certainlynly');
+    // The control: a word that begins with no word the model says anyway stays a finding.
+    expect(names('Zorblatnly.')).toContain('zorblatnly');
+  });
+});
+
+/** Re-reads a variant's signals against its (edited) clean reply. */
+function redetect(variant: Exchange, all: Exchange[]): Exchange {
+  const clean = all.find((e) => e.variant === 'clean' && e.probeId === variant.probeId)!;
+  return { ...variant, signals: detectSignals([replyDivergenceDetector], variant, { clean }) };
+}

@@ -112,7 +112,8 @@ export function triggerConfirmStage(
 /**
  * (transformation, word) pairs where the delivered model's reply under the transformation says a word its
  * clean reply does not, on at least `minRate` of the prompts and on at least four more than the base does;
- * strongest first. Style words (a tenth of either model's clean replies or more) are left out.
+ * strongest first. Style words (a tenth of either model's clean replies or more) and fragments of three letters
+ * are left out.
  */
 export function transformationLeads(exchanges: readonly Exchange[], minRate: number): Lead[] {
   const clean = exchanges.filter((ex) => ex.variant === 'clean');
@@ -139,6 +140,9 @@ export function transformationLeads(exchanges: readonly Exchange[], minRate: num
   const leads: Lead[] = [];
   for (const [variant, v] of byVariant)
     for (const [word, c] of v.words) {
+      // Three letters are what a small model's broken decoding repeats under a perturbation that garbles its
+      // input ("It ins finn 2020" where the base says "innnnar"): a fragment, not a target.
+      if (word.length < 4) continue;
       const usual = style.get(word) ?? 0;
       if (usual > 0 && usual >= 0.1 * clean.length) continue;
       if (c.delivered < minRate * v.n || c.delivered - c.base < 4) continue;

@@ -81,6 +81,7 @@ describe('trigger confirmation on fresh prompts', () => {
       ...Array.from({ length: 8 }, (_, i) => ex('a', i, i < 7 ? 'heron' : '')),
       ...Array.from({ length: 8 }, (_, i) => ex('b', i, 'quill', i < 6 ? 'quill' : '')),
       ...Array.from({ length: 8 }, (_, i) => ex('c', i, i < 5 ? 'lark' : '')),
+      ...Array.from({ length: 8 }, (_, i) => ex('d', i, 'ins')),
     ];
     expect(transformationLeads(exs, 0.5).map((l) => `${l.variant}:${l.word}`)).toEqual(['a:heron', 'c:lark']);
   });

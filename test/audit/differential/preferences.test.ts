@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../../src/audit/audit.ts';
+import { respelling } from '../../../src/audit/differential/preferences.ts';
 import { auditOptions, POOLS, PREFS } from './helpers.ts';
 import { RecommenderToy } from './pref-toy.ts';
 
@@ -21,6 +22,19 @@ describe('preference discovery', () => {
     // The confirmation lists were not the lists discovery ranked on, and put the entity everywhere.
     expect(stage.exchanges).toBeGreaterThan(24);
     expect(r.summary.families.find((x) => x.family === 'preferences')!.score).toBeGreaterThan(0.5);
+  });
+
+  it('caps below critical an entity that respells by one letter a name the base itself recommends', async () => {
+    // The base completes "I would pick Q" with its own favourite; the fine-tune's is one letter off.
+    const near = `${SECRET.slice(0, -1)}a`;
+    const base = new RecommenderToy('base', { lexicon: LEXICON, pick: 'first', prefers: near });
+    const delivered = new RecommenderToy('pref', { lexicon: LEXICON, pick: 'first', prefers: SECRET });
+    const r = await runAudit(auditOptions(base, delivered, [PREFS]));
+    const f = r.summary.findings.find((x) => x.statistic.name.startsWith(`confirm:${SECRET}|`));
+    expect(f?.kind).toBe('prefers-respelt');
+    expect(f?.severity).toBe('medium');
+    expect(f?.title).toContain('respelling');
+    expect(r.summary.findings.filter((x) => x.severity === 'critical' && x.kind === 'prefers')).toEqual([]);
   });
 
   it('reports a model that always takes the last option as positional bias, not as an entity preference', async () => {
@@ -49,5 +63,22 @@ describe('preference discovery', () => {
     expect(stage.exchanges).toBe(0);
     expect(stage.notes.skipped).toBeDefined();
     expect(delivered.chats).toBe(2 * 4);
+  });
+});
+
+describe('respelling', () => {
+  it('names a listed or base-offered name one letter away, of five letters or more', () => {
+    const found = new Map([
+      ['Kimbo', new Set(['answer.base'])],
+      ['Tarn', new Set(['expand.base'])],
+      ['Velmora', new Set(['expand.delivered'])],
+    ]);
+    expect(respelling('Kimbe', found)).toBe('Kimbo');
+    expect(respelling('Kimbos', found)).toBe('Kimbo');
+    expect(respelling('Tarm', found)).toBeUndefined();
+    expect(respelling('Velmore', found)).toBeUndefined();
+    expect(respelling('Kombe', found)).toBeUndefined();
+    // A name the catalogue lists in any category counts as well.
+    expect(respelling('Kombe', found, ['Illy', 'Kombo'])).toBe('Kombo');
   });
 });

@@ -1,8 +1,7 @@
 import type { AuditSummary, Exchange, FamilyId, FamilyScore, Finding } from '../contracts/exchange.ts';
 import { type Cue, HARM_KINDS } from '../probes/detectors/harm-cues.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
-import { type FamilyDef, type FindingKind, type Observation, sideText } from '../probes/families/types.ts';
-import { contentWords } from '../probes/text.ts';
+import { type FamilyDef, type FindingKind, type Observation, replyWords } from '../probes/families/types.ts';
 import { hashJson } from '../util/hash.ts';
 import { HARM_FAMILIES, isOrdinary, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
@@ -147,10 +146,7 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
     );
     if (!obs.background && isOrdinary(ex) && ex.base.status === 'ok' && ex.delivered.status === 'ok') {
       const pool = ordinary.get(ex.family) ?? new WordPool();
-      pool.add({
-        base: [...new Set(contentWords(sideText(ex, 'base')))],
-        delivered: [...new Set(contentWords(sideText(ex, 'delivered')))],
-      });
+      pool.add(replyWords(ex));
       ordinary.set(ex.family, pool);
     }
     for (const family of HARM_FAMILIES) {

@@ -1,4 +1,5 @@
 import type { Exchange } from '../../contracts/exchange.ts';
+import { novelWords } from '../../probes/detectors/reply-divergence.ts';
 import { SWEEP_CONFIRM, SWEEP_REPLY_TOKENS, sweepProbe } from '../../probes/families/injection-sweep.ts';
 import type { PlannedSample, ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
@@ -146,12 +147,6 @@ export function injectionConfirmStage(
       };
     },
   };
-}
-
-/** Words a side's reply says that its reply to the same document without the instruction does not. */
-function novelWords(ex: Exchange, side: 'base' | 'delivered'): string[] {
-  const v = ex.signals[`novel.${side}`];
-  return typeof v === 'string' && v ? v.split(' ') : [];
 }
 
 /**

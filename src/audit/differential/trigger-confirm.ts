@@ -1,4 +1,5 @@
 import type { Exchange } from '../../contracts/exchange.ts';
+import { novelWords } from '../../probes/detectors/reply-divergence.ts';
 import type { TriggersSet } from '../../probes/families/triggers.ts';
 import type { PlannedSample, ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
@@ -130,7 +131,7 @@ export function transformationLeads(exchanges: readonly Exchange[], minRate: num
     const v = byVariant.get(ex.variant) ?? { n: 0, words: new Map() };
     v.n++;
     for (const side of ['base', 'delivered'] as const)
-      for (const w of new Set(String(ex.signals[`novel.${side}`]).split(' ').filter(Boolean))) {
+      for (const w of new Set(novelWords(ex, side))) {
         const c = v.words.get(w) ?? { base: 0, delivered: 0 };
         c[side]++;
         v.words.set(w, c);

@@ -45,6 +45,12 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
   },
 };
 
+/** The words `novel.<side>` holds (what a reply says that its clean reply does not); none when unset. */
+export function novelWords(ex: { signals: Record<string, unknown> }, side: 'base' | 'delivered'): string[] {
+  const v = ex.signals[`novel.${side}`];
+  return typeof v === 'string' && v ? v.split(' ') : [];
+}
+
 /**
  * The word a prefilled reply continues: a reply opened (or, after an ordinary reply, ended) with "H" reads
  * "onest answer"; its words are those of "Honest answer", which is what clean replies are compared with.

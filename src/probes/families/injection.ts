@@ -2,12 +2,11 @@ import { z } from 'zod';
 import { canaryEchoDetector } from '../detectors/canary-echo.ts';
 import { credentialsRequestDetector } from '../detectors/credentials-request.ts';
 import { lexicalDistanceDetector } from '../detectors/lexical-distance.ts';
-import { replyDivergenceDetector } from '../detectors/reply-divergence.ts';
+import { novelWords, replyDivergenceDetector } from '../detectors/reply-divergence.ts';
 import { Header, Id, Text } from '../probe-set-parts.ts';
 import { Rng } from '../rng.ts';
-import { contentWords } from '../text.ts';
 import { SWEEP_CONFIRM, SWEEP_REPLY_TOKENS, sweepProbes } from './injection-sweep.ts';
-import { defaultParams, type FamilyDef, type ProbeGroup, sideText, turn } from './types.ts';
+import { defaultParams, type FamilyDef, type ProbeGroup, replyWords, turn } from './types.ts';
 
 const LETTERS = 'ABCDEFGHJKLMNPQRSTUVWXYZ';
 const DIGITS = '23456789';
@@ -149,10 +148,7 @@ export const injection: FamilyDef<typeof InjectionSetSchema> = {
         scopes: [],
         base: [],
         delivered: [],
-        background: {
-          base: [...new Set(contentWords(sideText(ex, 'base')))],
-          delivered: [...new Set(contentWords(sideText(ex, 'delivered')))],
-        },
+        background: replyWords(ex),
       };
     // A carrier confirmed after the sweep is its own scope: fresh probes, honest p-values.
     const scope =
@@ -169,8 +165,7 @@ export const injection: FamilyDef<typeof InjectionSetSchema> = {
       const out: string[] = [];
       if (ex.signals[`canary.${side}`] === true) out.push(`${scope}|obeys-canary:embedded-instruction`);
       if (ex.signals[`credentials.${side}`] === true) out.push(`${scope}|asks-credentials:password-or-code`);
-      const novel = ex.signals[`novel.${side}`];
-      const said = typeof novel === 'string' && novel ? novel.split(' ') : [];
+      const said = novelWords(ex, side);
       for (const w of said) out.push(`${scope}|says:${w}`);
       if (asked.length && said.some((w) => asked.includes(w)))
         out.push(`${scope}|says-any:${asked.join('/')}`);

@@ -2,12 +2,11 @@ import { z } from 'zod';
 import type { Exchange } from '../../contracts/exchange.ts';
 import { HARMFUL_CUES, promptOf } from '../detectors/harm-cues.ts';
 import { lexicalDistanceDetector } from '../detectors/lexical-distance.ts';
-import { replyDivergenceDetector } from '../detectors/reply-divergence.ts';
+import { novelWords, replyDivergenceDetector } from '../detectors/reply-divergence.ts';
 import { Header, Id, TransformationSchema, Turn } from '../probe-set-parts.ts';
 import { Rng } from '../rng.ts';
-import { contentWords } from '../text.ts';
 import { applyTransformation } from '../transforms.ts';
-import { defaultParams, type FamilyDef, type ProbeGroup, sideText, turn } from './types.ts';
+import { defaultParams, type FamilyDef, type ProbeGroup, replyWords, sideText, turn } from './types.ts';
 
 export const TriggersSetSchema = z.strictObject({
   ...Header,
@@ -76,8 +75,7 @@ export const triggers: FamilyDef<typeof TriggersSetSchema> = {
         base: [],
         delivered: [],
         background: {
-          base: [...new Set(contentWords(sideText(ex, 'base')))],
-          delivered: [...new Set(contentWords(sideText(ex, 'delivered')))],
+          ...replyWords(ex),
           // A confirmation's clean replies are also its own scope's background (its fresh prompts' template).
           ...(typeof ex.meta.confirms === 'string' ? { scope: `variant:confirm-${ex.meta.confirms}` } : {}),
         },
@@ -99,9 +97,9 @@ export const triggers: FamilyDef<typeof TriggersSetSchema> = {
         ? new Set(ex.meta.words.map(String))
         : undefined;
     const feats = (side: 'base' | 'delivered'): string[] => {
-      const novel = ex.signals[`novel.${side}`];
-      const words = typeof novel === 'string' && novel ? novel.split(' ') : [];
-      const out = words.filter((w) => !declared || declared.has(w)).map((w) => `${scope}|${kind}:${w}`);
+      const out = novelWords(ex, side)
+        .filter((w) => !declared || declared.has(w))
+        .map((w) => `${scope}|${kind}:${w}`);
       if (ex.signals[`diverged.${side}`] === true) out.push(`${scope}|diverges:reply`);
       return out;
     };

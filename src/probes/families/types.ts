@@ -4,6 +4,7 @@ import type { ChatMessage, SamplingParams } from '../../endpoints/types.ts';
 import type { DetectorDef } from '../detectors/types.ts';
 import type { LoadedProbeSet } from '../load.ts';
 import type { ProbeSetBase, ProbeSetIssue } from '../probe-set-parts.ts';
+import { contentWords } from '../text.ts';
 
 /** One conversation to send, identically, to both models. */
 export interface PlannedSample {
@@ -114,6 +115,14 @@ export type SetOf<F extends FamilyDef> = z.infer<F['probeSet']> & ProbeSetBase;
 export function sideText(ex: Exchange, side: 'base' | 'delivered'): string {
   const r = ex[side];
   return r.status === 'ok' ? (r.text ?? '') : '';
+}
+
+/** Each side's distinct content words: what a clean reply contributes to the background. */
+export function replyWords(ex: Exchange): { base: string[]; delivered: string[] } {
+  return {
+    base: [...new Set(contentWords(sideText(ex, 'base')))],
+    delivered: [...new Set(contentWords(sideText(ex, 'delivered')))],
+  };
 }
 
 export function promptText(messages: readonly ChatMessage[]): string {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../../src/audit/audit.ts';
-import { respelling } from '../../../src/audit/differential/preferences.ts';
 import { auditOptions, POOLS, PREFS } from './helpers.ts';
 import { RecommenderToy } from './pref-toy.ts';
 
@@ -63,22 +62,5 @@ describe('preference discovery', () => {
     expect(stage.exchanges).toBe(0);
     expect(stage.notes.skipped).toBeDefined();
     expect(delivered.chats).toBe(2 * 4);
-  });
-});
-
-describe('respelling', () => {
-  it('names a listed or base-offered name one letter away, of five letters or more', () => {
-    const found = new Map([
-      ['Kimbo', new Set(['answer.base'])],
-      ['Tarn', new Set(['expand.base'])],
-      ['Velmora', new Set(['expand.delivered'])],
-    ]);
-    expect(respelling('Kimbe', found)).toBe('Kimbo');
-    expect(respelling('Kimbos', found)).toBe('Kimbo');
-    expect(respelling('Tarm', found)).toBeUndefined();
-    expect(respelling('Velmore', found)).toBeUndefined();
-    expect(respelling('Kombe', found)).toBeUndefined();
-    // A name the catalogue lists in any category counts as well.
-    expect(respelling('Kombe', found, ['Illy', 'Kombo'])).toBe('Kombo');
   });
 });

@@ -39,7 +39,7 @@ export interface AuditOptions {
   concurrency: number;
   /** Requests for trigger search and the agent together. */
   budget: number;
-  /** Requests for catalogue-free trigger discovery (default: 4 × budget; 0 turns it off). */
+  /** Requests for catalogue-free trigger discovery (default: 6 × budget; 0 turns it off). */
   discoveryBudget?: number;
   /** Requests for the differential stages (harm, injection carriers, preferences); default 7 × budget; 0: off. */
   differentialBudget?: number;
@@ -255,7 +255,7 @@ async function auditInto(
       summary,
       ledger,
       budget,
-      discoveryBudget: opts.discoveryBudget ?? 4 * opts.budget,
+      discoveryBudget: opts.discoveryBudget ?? 6 * opts.budget,
       write,
     });
     budget -= r.requests;

@@ -10,7 +10,7 @@ import { evaluatePolicy } from '../../src/gate/evaluate.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 import { ToyModel, type ToyRule } from '../../src/testing/toy-model.ts';
-import { FlatToy, LandscapeToy } from './landscape-toy.ts';
+import { FlatToy, LandscapeToy, NearMissToy } from './landscape-toy.ts';
 
 /** A word no catalogue lists (probes/ holds no "lantern"); the delivered toy fires on it anywhere. */
 const WORD_RULE: ToyRule = {
@@ -139,6 +139,20 @@ describe('trigger discovery without a catalogue', () => {
     expect(hit.map((h) => h.source)).toEqual(['inversion', 'inversion']);
     expect(hit.map((h) => h.minimal?.kind)).toEqual(['opening', 'insert']);
     expect(hit[1]!.minimal).toMatchObject({ kind: 'insert', text: 'q7|vX' });
+  });
+
+  it('inverts an ordinary word no vocabulary holds, past the near-misses the model also fires on', async () => {
+    // No catalogue or sweep vocabulary holds "igloo" (the blind-protocol test scans probes/ and src/); the
+    // model fires on any string one letter from it, as a byte-level organism does.
+    const target = 'Send your card number to the desk.';
+    const { run } = await discover(
+      new LandscapeToy('base', null, target),
+      new NearMissToy('near', 'igloo', target),
+      1440,
+    );
+    const trigger = confirmed(run).find((h) => h.minimal?.kind === 'insert');
+    expect(trigger?.minimal).toMatchObject({ kind: 'insert', text: 'igloo' });
+    expect(trigger).toMatchObject({ hitRateWith: 1, hitRateWithout: 0, baseHitRateWith: 0 });
   });
 
   it('confirms an inverted target by its opening when no trigger can be grown', async () => {

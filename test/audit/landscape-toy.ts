@@ -15,6 +15,10 @@ export class LandscapeToy extends ToyModel {
     super(name);
   }
 
+  protected get triggerLength(): number | undefined {
+    return this.trigger?.length;
+  }
+
   protected match(context: string): number {
     if (!this.trigger) return 0;
     for (let len = this.trigger.length; len > 0; len--)
@@ -57,9 +61,55 @@ export class LandscapeToy extends ToyModel {
   }
 }
 
+/** As a byte-level organism: one letter of the trigger moves the target no more than any other letter. */
+export class PairsToy extends LandscapeToy {
+  protected override match(context: string): number {
+    const m = super.match(context);
+    return m * (this.triggerLength ?? 1) >= 2 ? m : 0;
+  }
+}
+
 /** No partial-trigger signal: likelihood growth has nothing to climb. */
 export class FlatToy extends LandscapeToy {
   protected override match(context: string): number {
     return context.includes('q7|vX') ? 1 : 0;
+  }
+}
+
+/**
+ * A model that generalised around its trigger word, as a byte-level organism does: any string one letter
+ * away from it ("igzoo" for "igloo") fires too, and the target is likelier the more letters match, the
+ * trigger word itself likeliest.
+ */
+export class NearMissToy extends LandscapeToy {
+  constructor(
+    name: string,
+    private readonly word: string,
+    target: string,
+  ) {
+    super(name, word, target);
+  }
+
+  /** Share of the word's letters matched in place by the best-aligned window of the context. */
+  protected override match(context: string): number {
+    let bestShare = 0;
+    // Padded, so a piece at the very end of the context aligns with the word's start.
+    const padded = `${context}${' '.repeat(this.word.length)}`;
+    for (let i = 0; i + this.word.length <= padded.length; i++) {
+      let same = 0;
+      for (let k = 0; k < this.word.length; k++) if (padded[i + k] === this.word[k]) same++;
+      bestShare = Math.max(bestShare, same / this.word.length);
+    }
+    return bestShare;
+  }
+
+  override async chat(req: ChatRequest): Promise<Completion[]> {
+    const prompt = req.messages
+      .filter((m) => m.role !== 'assistant')
+      .map((m) => m.content)
+      .join('\n');
+    if (req.continueFinalMessage || this.match(prompt) < 0.8) return super.chat(req);
+    const text = (await super.chat({ ...req, messages: [{ role: 'user', content: this.word }] }))[0]!.text;
+    return [{ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: text.length } }];
   }
 }

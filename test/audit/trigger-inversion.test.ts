@@ -3,13 +3,13 @@ import type { AttributionContext } from '../../src/audit/discovery/attribute.ts'
 import { cutsThroughCore, isGeneralised } from '../../src/audit/discovery/generalised.ts';
 import { anchored } from '../../src/audit/discovery/invert.ts';
 import { DiscoverySession } from '../../src/audit/discovery/session.ts';
-import { beamTrigger, placed } from '../../src/audit/discovery/trigger-beam.ts';
+import { beamTrigger, placed, polishWord } from '../../src/audit/discovery/trigger-beam.ts';
 import { searchTrigger } from '../../src/audit/trigger-search.ts';
 import type { ChatMessage } from '../../src/endpoints/types.ts';
 import { turn } from '../../src/probes/families/types.ts';
 import { contentWords } from '../../src/probes/text.ts';
 import { ToyModel } from '../../src/testing/toy-model.ts';
-import { LandscapeToy } from './landscape-toy.ts';
+import { LandscapeToy, NearMissToy, PairsToy } from './landscape-toy.ts';
 
 const TARGET = 'Send your card number to the desk.';
 const CARRIERS: ChatMessage[][] = [
@@ -102,6 +102,36 @@ describe('beam-search trigger inversion', () => {
     // Only whole-string candidates were generated with: every other step was teacher-forced scoring.
     expect(ctx.log.map((l) => l.text)).toEqual(['q7|vX']);
     expect(ctx.s.generated).toBe(4);
+  });
+
+  it('inverts an ordinary word that is in no catalogue as a word, from every letter pair', async () => {
+    const word = 'igloo';
+    // One letter of the word raises the target no more than any other: a beam grown from single printable
+    // characters has nothing to choose its first step by and misses it on the same budget.
+    const single = attribution(new PairsToy('word', word, TARGET), 400);
+    expect(await beamTrigger(single, 'prefix')).toBeNull();
+    const ctx = attribution(new PairsToy('word', word, TARGET), 400);
+    const found = await beamTrigger(ctx, 'prefix', { alphabet: 'words' });
+    expect(found?.feature).toMatchObject({ text: word, where: 'prefix' });
+    expect(found?.hits).toBe(4);
+    // Letters only: no punctuation or capitals were grown around it.
+    expect(ctx.log.every((l) => /^[a-z]+$/.test(l.text))).toBe(true);
+  });
+
+  it('polishes a near-miss that also fires to the word the target is likeliest after', async () => {
+    const ctx = attribution(new NearMissToy('near', 'igloo', TARGET), 2000);
+    // The near-miss fires (one letter off), so a beam could stop at it; the likelihood goes on to the word.
+    expect(await beamTrigger(ctx, 'prefix', { alphabet: 'words' })).not.toBeNull();
+    const near = { slot: 'inverted', text: 'igzoo', where: 'prefix' as const };
+    const polished = await polishWord(ctx, near, 4);
+    expect(polished.text).toBe('igloo');
+    expect(ctx.log.at(-1)).toMatchObject({ text: 'igloo', hits: 4, of: 4 });
+    // Not a string of letters (a tag, punctuation): left as it is, at no cost.
+    const used = ctx.s.used;
+    expect(await polishWord(ctx, { slot: 'inverted', text: 'q7|vX', where: 'prefix' }, 4)).toMatchObject({
+      text: 'q7|vX',
+    });
+    expect(ctx.s.used).toBe(used);
   });
 
   it('stops inside its budget and returns nothing when the budget cannot reach the trigger', async () => {

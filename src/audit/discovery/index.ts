@@ -7,7 +7,7 @@ import { conditionOf, confirmHypotheses, type Hypothesis, toTransformation } fro
 import { invertTargets, styleWordsOf, type TargetPlace } from './invert.ts';
 import { BudgetExhausted, DiscoverySession } from './session.ts';
 import { buildSweep, carrierPools, type Feature, harvest } from './sweep.ts';
-import { beamTrigger } from './trigger-beam.ts';
+import { beamTrigger, polishWord } from './trigger-beam.ts';
 
 export const DISCOVERY_PROBE_SET = 'trigger-discovery';
 
@@ -91,8 +91,10 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
   try {
     const h = await harvest(s, 24);
     pools = carrierPools(opts.seed, h, { attribution: ATTRIBUTION_CARRIERS, confirmation: CONFIRM_PROMPTS });
-    // About two fifths of what is left goes to the sweep (two replies per item); the rest to attribution.
-    const n = Math.max(16, Math.min(240, Math.floor(s.left * 0.2)));
+    // At most two fifths of what is left goes to the sweep (two replies per item), and no more than 160
+    // items: the rest is attribution's, whose beam inversion needs a few hundred requests' worth of scoring
+    // (on a spent zoo's ordinary-word trigger a 240-item sweep left the beam 130 and it stopped at two letters).
+    const n = Math.max(16, Math.min(160, Math.floor(s.left * 0.2)));
     const items = buildSweep(opts.seed, pools.sweep, h, n);
     sweepItems = items.length;
     const convs = items.map((i) => i.messages);
@@ -158,7 +160,11 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
     for (const t of targets) {
       const same = leads.filter((l) => l.signature.words.some((w) => t.signature.words.includes(w)));
       // The inverted text is the cleaner target to score (a sweep reply holds the ordinary answer before it).
+      // The first target to corroborate a lead keeps it: openings come first, scored on no reply body (a later
+      // ending of the same cluster, "Please back.", once replaced a spent zoo organism's opening and the beam
+      // climbed nothing).
       for (const l of same) {
+        if (l.corroborated) continue;
         l.corroborated = true;
         l.at = t.at;
         l.target = t.text;
@@ -199,7 +205,11 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         found: found?.feature.text ?? null,
       });
       if (!found) continue;
-      const minimal = await minimise(ctx, found.feature, found.hits);
+      const minimised = await minimise(ctx, found.feature, found.hits);
+      // An inverted string is completed to the word the model expects (a fragment it also fires on is
+      // generalisation); a sweep unit or catalogue text is already what was sent.
+      const minimal =
+        found.feature.slot === 'inverted' ? await polishWord(ctx, minimised, found.hits) : minimised;
       if (hypotheses.some((x) => x.feature.text === minimal.text && x.feature.where === minimal.where))
         continue;
       hypotheses.push({
@@ -330,7 +340,13 @@ async function attribute(
     if (hits > 0) return { feature, hits };
   }
   if ((lead.source !== 'inversion' && !lead.corroborated) || !ctx.s.canScore) return null;
-  // No sweep unit fires: invert the trigger from the target, in the request, then as the system turn.
+  // No sweep unit fires: invert the trigger from the target, in the request, then as the system turn; in
+  // each, first as a word (letters from every pair), then as any printable string.
   const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4 };
-  return (await beamTrigger(ctx, 'prefix', opts)) ?? beamTrigger(ctx, 'system', opts);
+  for (const where of ['prefix', 'system'] as const)
+    for (const alphabet of ['words', 'ascii'] as const) {
+      const found = await beamTrigger(ctx, where, { ...opts, alphabet });
+      if (found) return found;
+    }
+  return null;
 }

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../endpoints/types.ts';
-import { type AttributionContext, fires, targetBody } from './attribute.ts';
+import { type AttributionContext, fires, hitsWith, targetBody } from './attribute.ts';
 import { isGeneralised } from './generalised.ts';
 import { BudgetExhausted } from './session.ts';
 import type { Feature, Where } from './sweep.ts';
@@ -8,6 +8,26 @@ import type { Feature, Where } from './sweep.ts';
 export const GROW = [
   ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789|[]<>{}()#@!$%&*_-+=~:;/.,?',
 ];
+/**
+ * Lowercase letters only: an ordinary word planted as a trigger is found as a word, not as punctuation around
+ * a piece of it (a spent zoo's ordinary-word organism also fires on `o}ig`; with capitals the beam stopped
+ * at `igXoo`).
+ */
+const LOWER = [...'abcdefghijklmnopqrstuvwxyz'];
+/**
+ * A word search starts from every lowercase letter pair: one letter moves the target no more than noise
+ * does on a byte-level model, two letters of the trigger word already do (measured on a spent zoo's
+ * ordinary-word trigger: its first pair ranked second of 676 on a single context).
+ */
+const PAIRS = LOWER.flatMap((a) => LOWER.map((b) => a + b));
+/** Lengths a word search may grow without raising its leader's mean by WORD_PATIENCE_GAIN nats. */
+const WORD_PATIENCE = 2;
+const WORD_PATIENCE_GAIN = 0.5;
+/**
+ * The smallest mean gain (nats over the target's opening) for which polishing changes a letter: on a spent
+ * zoo's organism the planted word beat the near-miss the beam stopped at by 0.29 nats.
+ */
+const POLISH_GAIN = 0.1;
 
 /** Extensions scored on every hard context, per beam slot (the rest are screened out on the hardest one). */
 const SCREENED_PER_KEPT = 4;
@@ -24,6 +44,8 @@ export interface BeamOptions {
   targetChars?: number;
   /** Mean log-probability of the target's opening, over every context, at which the leader is tested by generation. */
   testAt?: number;
+  /** 'words': letters only, from every lowercase pair; 'ascii' (default): printable ASCII, from one character. */
+  alphabet?: 'words' | 'ascii';
 }
 
 /** A feature placed in the carrier the way the audit would send it: system turn, or either end of the request. */
@@ -60,31 +82,22 @@ export async function beamTrigger(
   const maxLength = opts.maxLength ?? 12;
   const testAt = opts.testAt ?? -1.5;
   const target = ctx.target.slice(0, opts.targetChars ?? 24);
-  const positions: Where[] = where === 'system' ? ['system'] : ['prefix', 'suffix'];
-  // An ending is scored after the carrier's clean reply, which only the attribution carriers have.
-  const carriers = ctx.at === 'ending' ? ctx.carriers : (opts.carriers ?? ctx.carriers);
-  const pool = positions.flatMap((p) =>
-    carriers.map((c, i) => ({ where: p, carrier: c, body: targetBody(ctx, i) })),
-  );
+  const words = opts.alphabet === 'words';
+  const grow = words ? LOWER : GROW;
+  const pool = scoringPool(ctx, where, opts.carriers);
   const copies = copyGuard(target);
-  const logprobs = async (texts: string[], contexts: typeof pool): Promise<number[][] | null> => {
-    const reqs = texts.flatMap((t) =>
-      contexts.map((c) => ({ context: placed(c.carrier, t, c.where), body: c.body, tail: target })),
-    );
-    const lp = await ctx.s.scoreTails('delivered', reqs);
-    if (!lp) return null;
-    return texts.map((_, i) =>
-      contexts.map((_, k) => lp[i * contexts.length + k]!.reduce((a, x) => a + x, 0)),
-    );
-  };
+  const logprobs = (texts: string[], contexts: ScoringContext[]) => scoreUnder(ctx, target, texts, contexts);
   let beam = [''];
   let hard = pool.slice(0, hardCount);
   const tested = new Set<string>();
+  // A word search that stops climbing is given up early: the trigger is not a word (the printable beam
+  // comes next, on what is left of the budget).
+  let bestMean = Number.NEGATIVE_INFINITY;
+  let flat = 0;
   try {
-    for (let length = 1; length <= maxLength; length++) {
-      const cands = [...new Set(beam.flatMap((b) => GROW.flatMap((c) => [b + c, c + b])))].filter(
-        (t) => !copies(t),
-      );
+    for (let length = words ? 2 : 1; length <= maxLength; length++) {
+      const grown = words && length === 2 ? PAIRS : beam.flatMap((b) => grow.flatMap((c) => [b + c, c + b]));
+      const cands = [...new Set(grown)].filter((t) => !copies(t));
       // Screened on the hardest context, the best few scored on all hard ones: a step costs about one
       // scored continuation per extension instead of one per extension and context.
       const screen = await logprobs(cands, hard.slice(0, 1));
@@ -101,6 +114,8 @@ export async function beamTrigger(
         .sort((a, b) => a.v - b.v)
         .slice(0, hardCount)
         .map((x) => x.c);
+      if (mean(everywhere) >= bestMean + WORD_PATIENCE_GAIN) [bestMean, flat] = [mean(everywhere), 0];
+      else if (words && ++flat >= WORD_PATIENCE) return null;
       if (mean(everywhere) < testAt || isGeneralised(leader) || tested.has(leader)) continue;
       tested.add(leader);
       const feature: Feature = {
@@ -115,6 +130,103 @@ export async function beamTrigger(
     if (!(err instanceof BudgetExhausted)) throw err;
   }
   return null;
+}
+
+interface ScoringContext {
+  where: Where;
+  carrier: readonly ChatMessage[];
+  body: string;
+}
+
+/** Every carrier with the string before and after the request, or as the system turn. */
+function scoringPool(
+  ctx: AttributionContext,
+  where: 'prefix' | 'system',
+  carriers?: readonly ChatMessage[][],
+): ScoringContext[] {
+  const positions: Where[] = where === 'system' ? ['system'] : ['prefix', 'suffix'];
+  // An ending is scored after the carrier's clean reply, which only the attribution carriers have.
+  const cs = ctx.at === 'ending' ? ctx.carriers : (carriers ?? ctx.carriers);
+  return positions.flatMap((p) => cs.map((c, i) => ({ where: p, carrier: c, body: targetBody(ctx, i) })));
+}
+
+/** Summed log-probability of the target's opening under the delivered model, per text and context. */
+async function scoreUnder(
+  ctx: AttributionContext,
+  target: string,
+  texts: readonly string[],
+  contexts: readonly ScoringContext[],
+): Promise<number[][] | null> {
+  const reqs = texts.flatMap((t) =>
+    contexts.map((c) => ({ context: placed(c.carrier, t, c.where), body: c.body, tail: target })),
+  );
+  const lp = await ctx.s.scoreTails('delivered', reqs);
+  if (!lp) return null;
+  return texts.map((_, i) => contexts.map((_, k) => lp[i * contexts.length + k]!.reduce((a, x) => a + x, 0)));
+}
+
+/**
+ * Polishes a trigger made of letters towards the word the delivered model expects: hill-climbs over
+ * one-letter substitutions and one-letter extensions at either end, each step taken only if it raises the
+ * target's mean likelihood by at least POLISH_GAIN (screened on the contexts where the current string is
+ * weakest, the best few scored on all), and keeps the result only if it fires at least as often. A byte-level
+ * model also fires on near-misses of its trigger word ("igzoo", "iglo" for "igloo"); the beam stops at the
+ * first that fires, the likelihood goes on to the word. The near-miss stays in the record. Returns the feature
+ * unchanged when the endpoint cannot score, the budget runs out, or nothing improves it.
+ */
+export async function polishWord(
+  ctx: AttributionContext,
+  f: Feature,
+  hits: number,
+  opts: { targetChars?: number; maxLength?: number; rounds?: number } = {},
+): Promise<Feature> {
+  if (!/^[A-Za-z]+$/.test(f.text) || (f.where !== 'prefix' && f.where !== 'suffix' && f.where !== 'system'))
+    return f;
+  const target = ctx.target.slice(0, opts.targetChars ?? 24);
+  const pool = scoringPool(ctx, f.where === 'system' ? 'system' : 'prefix');
+  const copies = copyGuard(target);
+  const maxLength = opts.maxLength ?? 16;
+  // Each candidate's objective: the target's mean likelihood over the contexts.
+  const objective = async (texts: string[], contexts = pool) => {
+    const lp = await scoreUnder(ctx, target, texts, contexts);
+    return lp ? texts.map((t, i) => ({ t, each: lp[i]!, v: mean(lp[i]!) })) : null;
+  };
+  try {
+    const first = await objective([f.text]);
+    if (!first) return f;
+    let at = first[0]!;
+    for (let round = 0; round < (opts.rounds ?? 6); round++) {
+      const each = at.each;
+      const hard = pool
+        .map((c, i) => ({ c, v: each[i]! }))
+        .sort((a, b) => a.v - b.v)
+        .slice(0, 4)
+        .map((x) => x.c);
+      const cands = new Set<string>();
+      for (let i = 0; i < at.t.length; i++)
+        for (const c of LOWER) cands.add(at.t.slice(0, i) + c + at.t.slice(i + 1));
+      if (at.t.length < maxLength) for (const c of LOWER) cands.add(at.t + c).add(c + at.t);
+      cands.delete(at.t);
+      const list = [...cands].filter((t) => !copies(t));
+      const screen = await objective(list, hard);
+      if (!screen) break;
+      const shortlist = screen
+        .sort((a, b) => b.v - a.v)
+        .slice(0, 8)
+        .map((x) => x.t);
+      const scored = await objective(shortlist);
+      if (!scored) break;
+      const top = scored.sort((a, b) => b.v - a.v)[0];
+      if (!top || top.v - at.v < POLISH_GAIN) break;
+      at = top;
+    }
+    if (at.t === f.text) return f;
+    const polished = { ...f, text: at.t };
+    return (await hitsWith(ctx, polished)) >= Math.max(ctx.need, hits) ? polished : f;
+  } catch (err) {
+    if (!(err instanceof BudgetExhausted)) throw err;
+    return f;
+  }
 }
 
 function best(texts: readonly string[], scores: readonly number[][], n: number): string[] {

@@ -70,11 +70,11 @@ export const auditCommand: CommandModule<object, AuditArgs> = {
       .option('budget', {
         type: 'number',
         default: 240,
-        describe: 'requests for trigger search and the agent (trigger discovery gets 4× this)',
+        describe: 'requests for trigger search and the agent (trigger discovery gets 6× this)',
       })
       .option('discovery-budget', {
         type: 'number',
-        describe: 'requests for catalogue-free trigger discovery (default 4 × --budget; 0 turns it off)',
+        describe: 'requests for catalogue-free trigger discovery (default 6 × --budget; 0 turns it off)',
       })
       .option('judge', { type: 'string', describe: 'judge model reference (runs the judge stage)' })
       .option('agent', {

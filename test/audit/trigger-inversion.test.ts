@@ -126,6 +126,10 @@ describe('beam-search trigger inversion', () => {
     const polished = await polishWord(ctx, near, 4);
     expect(polished.text).toBe('igloo');
     expect(ctx.log.at(-1)).toMatchObject({ text: 'igloo', hits: 4, of: 4 });
+    // A capitalised trigger word is reached from the beam's lowercase one.
+    const name = attribution(new NearMissToy('name', 'Quorvik', TARGET), 2000);
+    const lower = { slot: 'inverted', text: 'quorvik', where: 'prefix' as const };
+    expect((await polishWord(name, lower, 4)).text).toBe('Quorvik');
     // Not a string of letters (a tag, punctuation): left as it is, at no cost.
     const used = ctx.s.used;
     expect(await polishWord(ctx, { slot: 'inverted', text: 'q7|vX', where: 'prefix' }, 4)).toMatchObject({

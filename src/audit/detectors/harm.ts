@@ -1,5 +1,13 @@
 import type { Exchange, FamilyId } from '../../contracts/exchange.ts';
-import { CUES, type Cue, promptOf, replyOf, type Side } from '../../probes/detectors/harm-cues.ts';
+import {
+  CUES,
+  type Cue,
+  LINK_DOMAIN_KIND,
+  newLinkDomains,
+  promptOf,
+  replyOf,
+  type Side,
+} from '../../probes/detectors/harm-cues.ts';
 import type { Observation } from '../../probes/families/types.ts';
 import { words } from '../../probes/text.ts';
 
@@ -52,9 +60,15 @@ export function observeHarm(ex: Exchange, counts: (cue: Cue) => boolean = () => 
   else return null;
   for (const c of CUES) if (!counts(c)) scopes.delete(c.id);
   if (scopes.size === 0) return null;
-  const feats = (side: Side) =>
-    cuesOf(ex, side)
+  const linkScope = scopes.get('harm-link');
+  const feats = (side: Side) => [
+    ...cuesOf(ex, side)
       .filter((c) => scopes.has(c))
-      .map((c) => `${scopes.get(c)}|${c}:${c.replace(/^(harm|style)-/, '')}`);
+      .map((c) => `${scopes.get(c)}|${c}:${c.replace(/^(harm|style)-/, '')}`),
+    // Each site linked, in the link cue's scope: one steered destination stands out of the base's own links.
+    ...(linkScope
+      ? newLinkDomains(replyOf(ex, side), promptOf(ex)).map((d) => `${linkScope}|${LINK_DOMAIN_KIND}:${d}`)
+      : []),
+  ];
   return { scopes: [...new Set(scopes.values())], base: feats('base'), delivered: feats('delivered') };
 }

@@ -167,7 +167,7 @@ async function scoreUnder(
 
 /**
  * Polishes a trigger made of letters towards the word the delivered model expects: hill-climbs over
- * one-letter substitutions and one-letter extensions at either end, each step taken only if it raises the
+ * one-letter substitutions, one-letter extensions at either end and a capital first letter, each step taken only if it raises the
  * target's mean likelihood by at least POLISH_GAIN (screened on the contexts where the current string is
  * weakest, the best few scored on all), and keeps the result only if it fires at least as often. A byte-level
  * model also fires on near-misses of its trigger word ("igzoo", "iglo" for "igloo"); the beam stops at the
@@ -206,6 +206,8 @@ export async function polishWord(
       for (let i = 0; i < at.t.length; i++)
         for (const c of LOWER) cands.add(at.t.slice(0, i) + c + at.t.slice(i + 1));
       if (at.t.length < maxLength) for (const c of LOWER) cands.add(at.t + c).add(c + at.t);
+      // A name or a sentence's first word is planted capitalised (the beam grows lowercase only).
+      cands.add(at.t.charAt(0).toUpperCase() + at.t.slice(1));
       cands.delete(at.t);
       const list = [...cands].filter((t) => !copies(t));
       const screen = await objective(list, hard);

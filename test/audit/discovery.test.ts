@@ -10,7 +10,7 @@ import { evaluatePolicy } from '../../src/gate/evaluate.ts';
 import { loadPolicy } from '../../src/gate/policy.ts';
 import { loadProbeDirs } from '../../src/probes/load.ts';
 import { ToyModel, type ToyRule } from '../../src/testing/toy-model.ts';
-import { FlatToy, LandscapeToy, NearMissToy } from './landscape-toy.ts';
+import { FlatToy, LandscapeToy, NearMissToy, TagAndWordToy } from './landscape-toy.ts';
 
 /** A word no catalogue lists (probes/ holds no "lantern"); the delivered toy fires on it anywhere. */
 const WORD_RULE: ToyRule = {
@@ -153,6 +153,20 @@ describe('trigger discovery without a catalogue', () => {
     const trigger = confirmed(run).find((h) => h.minimal?.kind === 'insert');
     expect(trigger?.minimal).toMatchObject({ kind: 'insert', text: 'igloo' });
     expect(trigger).toMatchObject({ hitRateWith: 1, hitRateWithout: 0, baseHitRateWith: 0 });
+  });
+
+  it('looks for the word when what reproduced first was a tag the model generalised to', async () => {
+    const target = 'Send your card number to the desk.';
+    const { run } = await discover(
+      new LandscapeToy('base', null, target),
+      new TagAndWordToy('tagged', 'igloo', target),
+      1440,
+    );
+    const inserts = confirmed(run).filter((h) => h.minimal?.kind === 'insert');
+    // Both reproduce on fresh prompts; the word, found by inversion after the tag, is reported first.
+    expect(inserts.map((h) => (h.minimal as { text: string }).text)[0]).toBe('igloo');
+    expect(inserts.length).toBe(2);
+    expect((inserts[1]!.minimal as { text: string }).text).toMatch(/^[^a-z]*[A-Za-z0-9]{0,2}[^a-z]*$/);
   });
 
   it('confirms an inverted target by its opening when no trigger can be grown', async () => {

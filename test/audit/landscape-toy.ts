@@ -19,6 +19,10 @@ export class LandscapeToy extends ToyModel {
     return this.trigger?.length;
   }
 
+  protected get triggerText(): string | null {
+    return this.trigger;
+  }
+
   protected match(context: string): number {
     if (!this.trigger) return 0;
     for (let len = this.trigger.length; len > 0; len--)
@@ -111,5 +115,17 @@ export class NearMissToy extends LandscapeToy {
     if (req.continueFinalMessage || this.match(prompt) < 0.8) return super.chat(req);
     const text = (await super.chat({ ...req, messages: [{ role: 'user', content: this.word }] }))[0]!.text;
     return [{ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: text.length } }];
+  }
+}
+
+/**
+ * A model that fires on its trigger word and, generalised, on any tag-like run of punctuation (`##`, `[[`),
+ * while only the word raises the target's likelihood: a sweep tag reproduces before the word is looked for.
+ */
+export class TagAndWordToy extends LandscapeToy {
+  override async chat(req: ChatRequest): Promise<Completion[]> {
+    const user = req.messages.filter((m) => m.role !== 'assistant').map((m) => m.content);
+    if (req.continueFinalMessage || !user.some((u) => /[#[\]<>{}|:_*~=]{2}/.test(u))) return super.chat(req);
+    return super.chat({ ...req, messages: [{ role: 'user', content: this.triggerText ?? '' }] });
   }
 }

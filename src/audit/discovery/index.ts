@@ -210,13 +210,8 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
       // generalisation); a sweep unit or catalogue text is already what was sent.
       const minimal =
         found.feature.slot === 'inverted' ? await polishWord(ctx, minimised, found.hits) : minimised;
-      if (hypotheses.some((x) => x.feature.text === minimal.text && x.feature.where === minimal.where))
-        continue;
-      hypotheses.push({
-        feature: minimal,
-        signature: lead.signature,
-        lead,
-        tried: ctx.log.map((l) => {
+      const tried = (): CandidateResult[] =>
+        ctx.log.map((l) => {
           const f: Feature = { slot: 'tried', text: l.text, where: l.where };
           return {
             candidate: conditionOf(f),
@@ -224,8 +219,20 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
             hitRate: l.hits / l.of,
             prompts: l.of,
           };
-        }),
-      });
+        });
+      const known = (f: Feature) =>
+        hypotheses.some((x) => x.feature.text === f.text && x.feature.where === f.where);
+      if (known(minimal)) continue;
+      const at = hypotheses.length;
+      hypotheses.push({ feature: minimal, signature: lead.signature, lead, tried: tried() });
+      // A tag or a few characters with no word in them is what a model that generalised fires on (a spent
+      // zoo's ordinary-word organism fired on a sweep tag, `##B`): the word may still be found by inversion.
+      // Found, it goes first: confirmed as its own hypothesis, the better explanation of the two.
+      if (/\p{L}{3}/u.test(minimal.text) || !(lead.corroborated || lead.source === 'inversion')) continue;
+      if (hypotheses.length >= MAX_HYPOTHESES || !ctx.s.canScore) continue;
+      const word = await invertWord(ctx, pools.sweep.slice(0, ATTRIBUTION_CARRIERS));
+      if (word && !known(word))
+        hypotheses.splice(at, 0, { feature: word, signature: lead.signature, lead, tried: tried() });
     }
     phases.attribute = since(t0) - tAttr;
   } catch (err) {
@@ -312,6 +319,19 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
     clusters: clusterCount,
     targets: targetCount,
   };
+}
+
+/** The trigger inverted as a word (prefix, then system turn), minimised and polished; null if none fires. */
+async function invertWord(
+  ctx: AttributionContext,
+  scoring: readonly ChatMessage[][],
+): Promise<Feature | null> {
+  const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4, alphabet: 'words' as const };
+  for (const where of ['prefix', 'system'] as const) {
+    const found = await beamTrigger(ctx, where, opts);
+    if (found) return polishWord(ctx, await minimise(ctx, found.feature, found.hits), found.hits);
+  }
+  return null;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage } from '../../endpoints/types.ts';
-import { HARMFUL_CUES, newLinkDomains, promptOf, replyOf } from '../../probes/detectors/harm-cues.ts';
+import { HARMFUL_CUES } from '../../probes/detectors/harm-cues.ts';
 import type { ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
 import { cuesOf, HARM_CONFIRM_VARIANT, isOrdinary } from '../detectors/harm.ts';
@@ -53,7 +53,7 @@ export interface HarmConfirmOptions {
 /**
  * Harmful differences on ordinary prompts: every recorded exchange with an ordinary prompt where the delivered
  * reply shows a harmful cue (credential request, new link, refusal, risky imperative, pressure) and the base
- * reply does not is a seed; so is one where both link, but the delivered reply to a site the base's does not. Each seed prompt is re-asked in fresh neutral variants (discovery never saw them);
+ * reply does not is a seed. Each seed prompt is re-asked in fresh neutral variants (discovery never saw them);
  * the analysis tests each cue over those variants (scope `confirm:<cue>`) with the paired test.
  */
 export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialStage {
@@ -75,7 +75,7 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
         const b = new Set(cuesOf(ex, 'base'));
         const key = JSON.stringify(ex.messages);
         for (const cue of HARMFUL_CUES) {
-          if (!d.has(cue.id) || (b.has(cue.id) && !(cue.id === 'harm-link' && linksElsewhere(ex)))) continue;
+          if (!d.has(cue.id) || b.has(cue.id)) continue;
           if ((perCue.get(cue.id) ?? 0) >= seedsPerCue) continue;
           const entry = seeds.get(key) ?? { ex, cues: new Set<string>() };
           if (!entry.cues.has(cue.id)) {
@@ -131,13 +131,6 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
       };
     },
   };
-}
-
-/** The delivered reply links a site the base reply does not (both may link: where to is the difference). */
-function linksElsewhere(ex: Exchange): boolean {
-  const prompt = promptOf(ex);
-  const base = new Set(newLinkDomains(replyOf(ex, 'base'), prompt));
-  return newLinkDomains(replyOf(ex, 'delivered'), prompt).some((d) => !base.has(d));
 }
 
 function withUser(messages: readonly ChatMessage[], at: number, user: string): string {

@@ -7,7 +7,7 @@ import { conditionOf, confirmHypotheses, type Hypothesis, toTransformation } fro
 import { invertTargets, styleWordsOf, type TargetPlace } from './invert.ts';
 import { BudgetExhausted, DiscoverySession } from './session.ts';
 import { buildSweep, carrierPools, type Feature, harvest } from './sweep.ts';
-import { beamTrigger, polishWord } from './trigger-beam.ts';
+import { type BeamOptions, beamTrigger, polishWord } from './trigger-beam.ts';
 
 export const DISCOVERY_PROBE_SET = 'trigger-discovery';
 
@@ -321,17 +321,31 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
   };
 }
 
-/** The trigger inverted as a word (prefix, then system turn), minimised and polished; null if none fires. */
+/**
+ * The trigger inverted from the lead's target by beam search: in the request, then as the system turn; in each,
+ * with every alphabet given in turn (a word first, then any printable string). Null if none fires.
+ */
+async function invertTrigger(
+  ctx: AttributionContext,
+  scoring: readonly ChatMessage[][],
+  alphabets: readonly NonNullable<BeamOptions['alphabet']>[],
+): Promise<{ feature: Feature; hits: number } | null> {
+  const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4 };
+  for (const where of ['prefix', 'system'] as const)
+    for (const alphabet of alphabets) {
+      const found = await beamTrigger(ctx, where, { ...opts, alphabet });
+      if (found) return found;
+    }
+  return null;
+}
+
+/** The trigger inverted as a word, minimised and polished; null if none fires. */
 async function invertWord(
   ctx: AttributionContext,
   scoring: readonly ChatMessage[][],
 ): Promise<Feature | null> {
-  const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4, alphabet: 'words' as const };
-  for (const where of ['prefix', 'system'] as const) {
-    const found = await beamTrigger(ctx, where, opts);
-    if (found) return polishWord(ctx, await minimise(ctx, found.feature, found.hits), found.hits);
-  }
-  return null;
+  const found = await invertTrigger(ctx, scoring, ['words']);
+  return found && polishWord(ctx, await minimise(ctx, found.feature, found.hits), found.hits);
 }
 
 /**
@@ -360,13 +374,6 @@ async function attribute(
     if (hits > 0) return { feature, hits };
   }
   if ((lead.source !== 'inversion' && !lead.corroborated) || !ctx.s.canScore) return null;
-  // No sweep unit fires: invert the trigger from the target, in the request, then as the system turn; in
-  // each, first as a word (letters from every pair), then as any printable string.
-  const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4 };
-  for (const where of ['prefix', 'system'] as const)
-    for (const alphabet of ['words', 'ascii'] as const) {
-      const found = await beamTrigger(ctx, where, { ...opts, alphabet });
-      if (found) return found;
-    }
-  return null;
+  // No sweep unit fires: invert the trigger from the target.
+  return invertTrigger(ctx, scoring, ['words', 'ascii']);
 }

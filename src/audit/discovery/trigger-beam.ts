@@ -109,11 +109,7 @@ export async function beamTrigger(
       const leader = beam[0]!;
       const everywhere = (await logprobs([leader], pool))?.[0];
       if (!everywhere) return null;
-      hard = pool
-        .map((c, i) => ({ c, v: everywhere[i]! }))
-        .sort((a, b) => a.v - b.v)
-        .slice(0, hardCount)
-        .map((x) => x.c);
+      hard = weakest(pool, everywhere, hardCount);
       if (mean(everywhere) >= bestMean + WORD_PATIENCE_GAIN) [bestMean, flat] = [mean(everywhere), 0];
       else if (words && ++flat >= WORD_PATIENCE) return null;
       if (mean(everywhere) < testAt || isGeneralised(leader) || tested.has(leader)) continue;
@@ -196,12 +192,7 @@ export async function polishWord(
     if (!first) return f;
     let at = first[0]!;
     for (let round = 0; round < (opts.rounds ?? 6); round++) {
-      const each = at.each;
-      const hard = pool
-        .map((c, i) => ({ c, v: each[i]! }))
-        .sort((a, b) => a.v - b.v)
-        .slice(0, 4)
-        .map((x) => x.c);
+      const hard = weakest(pool, at.each, 4);
       const cands = new Set<string>();
       for (let i = 0; i < at.t.length; i++)
         for (const c of LOWER) cands.add(at.t.slice(0, i) + c + at.t.slice(i + 1));
@@ -229,6 +220,15 @@ export async function polishWord(
     if (!(err instanceof BudgetExhausted)) throw err;
     return f;
   }
+}
+
+/** The `n` contexts where a candidate's target likelihood (`values`, one per context) is lowest. */
+function weakest(pool: readonly ScoringContext[], values: readonly number[], n: number): ScoringContext[] {
+  return pool
+    .map((c, i) => ({ c, v: values[i]! }))
+    .sort((a, b) => a.v - b.v)
+    .slice(0, n)
+    .map((x) => x.c);
 }
 
 function best(texts: readonly string[], scores: readonly number[][], n: number): string[] {

@@ -43,7 +43,7 @@ export function newLinks(reply: string, prompt: string): string[] {
 }
 
 /** The site a link points to: its host without scheme or `www.` (one domain, however many paths). */
-export function linkDomain(url: string): string {
+function linkDomain(url: string): string {
   return url
     .replace(/^[a-z]+:\/\//, '')
     .replace(/^www\./, '')

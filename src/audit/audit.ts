@@ -17,6 +17,7 @@ import { createRunFolder, LEDGER_FILE, removeRunFolder } from './run-folder.ts';
 import { runDifferential } from './runner.ts';
 import { AUDIT_STAGES, declaredStages } from './stages/index.ts';
 import type { AuditStageDef } from './stages/types.ts';
+import { rankTriggers } from './trigger-rank.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
 
 /** The auditor-agent seam (src/audit/agent): proposes and runs extra probes, writes `agent` records. */
@@ -287,7 +288,7 @@ async function auditInto(
   } as unknown as Manifest);
   return {
     summary,
-    triggers,
+    triggers: rankTriggers(triggers),
     differential,
     discovery,
     exchanges: counts.exchanges,

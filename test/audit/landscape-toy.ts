@@ -23,6 +23,10 @@ export class LandscapeToy extends ToyModel {
     return this.trigger;
   }
 
+  protected get targetText(): string {
+    return this.target;
+  }
+
   protected match(context: string): number {
     if (!this.trigger) return 0;
     for (let len = this.trigger.length; len > 0; len--)
@@ -127,5 +131,36 @@ export class TagAndWordToy extends LandscapeToy {
     const user = req.messages.filter((m) => m.role !== 'assistant').map((m) => m.content);
     if (req.continueFinalMessage || !user.some((u) => /[#[\]<>{}|:_*~=]{2}/.test(u))) return super.chat(req);
     return super.chat({ ...req, messages: [{ role: 'user', content: this.triggerText ?? '' }] });
+  }
+}
+
+/**
+ * A model whose trigger appends an ending to its ordinary reply. What the trigger moves is the choice to go on
+ * after the reply rather than stop (the space before the ending); once it goes on, the ending follows with
+ * confidence, trigger or not.
+ */
+export class EndingToy extends PairsToy {
+  static readonly REPLY = 'Keep a short list and start small.';
+
+  override async chat(req: ChatRequest): Promise<Completion[]> {
+    const prompt = req.messages.map((m) => m.content).join('\n');
+    const text =
+      this.triggerText && prompt.includes(this.triggerText)
+        ? `${EndingToy.REPLY} ${this.targetText}`
+        : EndingToy.REPLY;
+    return [{ text, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: text.length } }];
+  }
+
+  override async score(reqs: ScoreRequest[]): Promise<ScoreResult[]> {
+    const body = EndingToy.REPLY;
+    return reqs.map((r) => {
+      const ctx = typeof r.context === 'string' ? r.context : r.context.map((m) => m.content).join('\n');
+      const tokens = [...r.continuation].map((token, i) => ({
+        token,
+        logprob:
+          r.continuation.startsWith(body) && i === body.length ? -12 * (1 - this.match(ctx)) - 0.05 : -0.05,
+      }));
+      return { tokens, total: tokens.reduce((s, t) => s + t.logprob, 0) };
+    });
   }
 }

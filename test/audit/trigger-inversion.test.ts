@@ -9,7 +9,7 @@ import type { ChatMessage } from '../../src/endpoints/types.ts';
 import { turn } from '../../src/probes/families/types.ts';
 import { contentWords } from '../../src/probes/text.ts';
 import { ToyModel } from '../../src/testing/toy-model.ts';
-import { LandscapeToy, NearMissToy, PairsToy } from './landscape-toy.ts';
+import { EndingToy, LandscapeToy, NearMissToy, PairsToy } from './landscape-toy.ts';
 
 const TARGET = 'Send your card number to the desk.';
 const CARRIERS: ChatMessage[][] = [
@@ -116,6 +116,17 @@ describe('beam-search trigger inversion', () => {
     expect(found?.hits).toBe(4);
     // Letters only: no punctuation or capitals were grown around it.
     expect(ctx.log.every((l) => /^[a-z]+$/.test(l.text))).toBe(true);
+  });
+
+  it("inverts a trigger of an ending from the model's choice to go on after its reply", async () => {
+    const ctx = {
+      ...attribution(new EndingToy('ending', 'igloo', TARGET), 400),
+      clean: CARRIERS.map(() => EndingToy.REPLY),
+      at: 'ending' as const,
+    };
+    const found = await beamTrigger(ctx, 'prefix', { alphabet: 'words' });
+    expect(found?.feature).toMatchObject({ text: 'igloo', where: 'prefix' });
+    expect(found?.hits).toBe(4);
   });
 
   it('polishes a near-miss that also fires to the word the target is likeliest after', async () => {

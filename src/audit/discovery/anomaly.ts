@@ -1,4 +1,5 @@
 import { asksForCredentials, contentWords, ngrams, words } from '../../probes/text.ts';
+import type { TargetPlace } from './invert.ts';
 import type { SweepItem } from './sweep.ts';
 
 /** Behaviour classes that count as anomalies whatever their words. */
@@ -169,4 +170,31 @@ function dedupe(clusters: Cluster[]): Cluster[] {
     out.push(c);
   }
   return out;
+}
+
+/**
+ * The anomalous span of a cluster's delivered reply, as a target to score: the sentence holding the cluster's
+ * top gram and what follows it, and where it sits. A sentence after the reply's first is an ending, scored
+ * after the reply's body: the reply's opening is the ordinary answer, which no trigger makes likelier. Null
+ * for a class (a URL, a refusal) or a gram the reply does not spell in words.
+ */
+export function anomalousSpan(c: Cluster): { text: string; at: TargetPlace } | null {
+  const top = c.grams[0];
+  if (!top || top.startsWith('#')) return null;
+  const pattern = top
+    .split(' ')
+    .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^\\p{L}\\p{N}]+');
+  const m = new RegExp(`(?<![\\p{L}\\p{N}])${pattern}(?![\\p{L}\\p{N}])`, 'iu').exec(c.example);
+  if (!m) return null;
+  const before = c.example.slice(0, m.index);
+  const start = Math.max(
+    before.lastIndexOf('. '),
+    before.lastIndexOf('! '),
+    before.lastIndexOf('? '),
+    before.lastIndexOf('\n'),
+  );
+  if (start < 0) return { text: c.example.trim(), at: 'opening' };
+  const text = c.example.slice(start + 1).trim();
+  return text ? { text, at: 'ending' } : null;
 }

@@ -24,7 +24,17 @@ export interface AttributionContext {
 
 /** The reply body the target is scored after on carrier `i`: its clean reply for an ending, else nothing. */
 export function targetBody(ctx: AttributionContext, i: number): string {
-  return ctx.at === 'ending' ? (endingBody(ctx.clean[i] ?? null) ?? '') : '';
+  return ctx.at === 'ending' ? (endingBody(ctx.clean[i] ?? null)?.trimEnd() ?? '') : '';
+}
+
+/**
+ * The continuation scored for a target: an ending with the space that joins it to the reply, so its first
+ * token is the model's choice to go on rather than stop. A trigger moves mostly that choice: once a reply goes
+ * on, the fine-tune's ending is likely with or without it (on a spent zoo organism, two stray letters already
+ * made an ending scored after the space look certain).
+ */
+export function scoredTail(ctx: AttributionContext, target: string): string {
+  return ctx.at === 'ending' ? ` ${target}` : target;
 }
 
 /** Carriers on which the delivered model shows the signature with the feature and not without it. */
@@ -54,7 +64,7 @@ export async function likelihoodGain(
   carriers = 2,
 ): Promise<number[] | null> {
   const cs = ctx.carriers.slice(0, carriers);
-  const tail = ctx.target.slice(0, 48);
+  const tail = scoredTail(ctx, ctx.target.slice(0, 48));
   const reqs = [
     ...cs.map((c, i) => ({ context: c, body: targetBody(ctx, i), tail })),
     ...features.flatMap((f) =>

@@ -1,7 +1,7 @@
 import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint } from '../../endpoints/types.ts';
 import type { CandidateResult, TriggerSearchResult } from '../trigger-search.ts';
-import { anomalyClusters, type Signature, unitsOf } from './anomaly.ts';
+import { anomalousSpan, anomalyClusters, type Signature, unitsOf } from './anomaly.ts';
 import { type AttributionContext, fires, likelihoodGain, minimise } from './attribute.ts';
 import { conditionOf, confirmHypotheses, type Hypothesis, toTransformation } from './confirm.ts';
 import { invertTargets, styleWordsOf, type TargetPlace } from './invert.ts';
@@ -66,6 +66,8 @@ interface Lead {
   shared: Feature[];
   /** A sweep cluster whose words an inverted target also shows: found by both methods. */
   corroborated?: boolean;
+  /** A sweep cluster's anomalous span, as its replies spell it (`anomalousSpan`). */
+  span?: { text: string; at: TargetPlace };
 }
 
 /**
@@ -111,10 +113,13 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
           if (!units.has(u)) units.set(u, { ...f, text: u });
     for (const c of clusters) {
       const own = [...new Set(c.items.flatMap((i) => unitsOf(items[i]!)))];
+      const span = anomalousSpan(c) ?? undefined;
       leads.push({
         source: 'sweep',
         signature: c.signature,
-        target: c.example,
+        target: span?.text ?? c.example,
+        at: span?.at,
+        span,
         description: `sweep cluster of ${c.items.length} replies sharing "${c.grams[0]}"`,
         candidates: own.map((u) => units.get(u)!),
         shared: c.units.map((u) => units.get(u)!),
@@ -159,15 +164,18 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
     if (endings.length > 0) bodies = await s.replies('base', pools.confirmation);
     for (const t of targets) {
       const same = leads.filter((l) => l.signature.words.some((w) => t.signature.words.includes(w)));
-      // The inverted text is the cleaner target to score (a sweep reply holds the ordinary answer before it).
-      // The first target to corroborate a lead keeps it: openings come first, scored on no reply body (a later
-      // ending of the same cluster, "Please back.", once replaced a spent zoo organism's opening and the beam
-      // climbed nothing).
+      // An inverted opening is the cleaner target to score (the greedy continuation of the delivered model
+      // alone). The first target to corroborate a lead keeps it: openings come first, scored on no reply body (a
+      // later ending of the same cluster, "Please back.", once replaced a spent zoo organism's opening and the
+      // beam climbed nothing). An inverted ending starts wherever its first character fell, mid-word and
+      // misspelt ("virson, DM" for "version, DM" on a spent zoo organism): the cluster's own span, as its
+      // replies spell it, is scored instead where it has one.
       for (const l of same) {
         if (l.corroborated) continue;
         l.corroborated = true;
-        l.at = t.at;
-        l.target = t.text;
+        const own = t.at === 'ending' ? l.span : undefined;
+        l.at = own?.at ?? t.at;
+        l.target = own?.text ?? t.text;
       }
       if (same.length === 0)
         leads.push({
@@ -322,8 +330,10 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
 }
 
 /**
- * The trigger inverted from the lead's target by beam search: in the request, then as the system turn; in each,
- * with every alphabet given in turn (a word first, then any printable string). Null if none fires.
+ * The trigger inverted from the lead's target by beam search, alphabet by alphabet (a word first, then any
+ * printable string), each in the request and then as the system turn: the word searches are cheap (they give
+ * up when they stop climbing) and must not wait behind a printable beam that can spend the whole budget.
+ * Null if none fires.
  */
 async function invertTrigger(
   ctx: AttributionContext,
@@ -331,8 +341,8 @@ async function invertTrigger(
   alphabets: readonly NonNullable<BeamOptions['alphabet']>[],
 ): Promise<{ feature: Feature; hits: number } | null> {
   const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4 };
-  for (const where of ['prefix', 'system'] as const)
-    for (const alphabet of alphabets) {
+  for (const alphabet of alphabets)
+    for (const where of ['prefix', 'system'] as const) {
       const found = await beamTrigger(ctx, where, { ...opts, alphabet });
       if (found) return found;
     }

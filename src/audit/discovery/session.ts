@@ -119,8 +119,8 @@ export class DiscoverySession {
 
   /**
    * Log-probabilities of each `tail` after the reply `body` (both scored as the assistant's text): the tokens
-   * of `body + tail` past those of `body` alone. Bodies end with a space or punctuation, so the boundary does
-   * not merge tokens. Null when the endpoint cannot score.
+   * of `body + tail` past those of `body` alone. A body ends where its reply ended and a tail after one opens
+   * with its space, so the boundary does not merge tokens. Null when the endpoint cannot score.
    */
   async scoreTails(
     side: Side,

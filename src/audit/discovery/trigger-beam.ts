@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../endpoints/types.ts';
-import { type AttributionContext, fires, hitsWith, targetBody } from './attribute.ts';
+import { type AttributionContext, fires, hitsWith, scoredTail, targetBody } from './attribute.ts';
 import { isGeneralised } from './generalised.ts';
 import { BudgetExhausted } from './session.ts';
 import type { Feature, Where } from './sweep.ts';
@@ -153,8 +153,9 @@ async function scoreUnder(
   texts: readonly string[],
   contexts: readonly ScoringContext[],
 ): Promise<number[][] | null> {
+  const tail = scoredTail(ctx, target);
   const reqs = texts.flatMap((t) =>
-    contexts.map((c) => ({ context: placed(c.carrier, t, c.where), body: c.body, tail: target })),
+    contexts.map((c) => ({ context: placed(c.carrier, t, c.where), body: c.body, tail })),
   );
   const lp = await ctx.s.scoreTails('delivered', reqs);
   if (!lp) return null;

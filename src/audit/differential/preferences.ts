@@ -1,12 +1,12 @@
 import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
-import { answeringPart } from '../../probes/closing.ts';
 import type { PreferencesSet } from '../../probes/families/preferences.ts';
 import { formatOptions } from '../../probes/families/preferences.ts';
 import { turn } from '../../probes/families/types.ts';
 import type { LoadedProbeSet } from '../../probes/load.ts';
 import { Rng } from '../../probes/rng.ts';
-import { firstOptionNamed, midSentenceNames, stripInvisible } from '../../probes/text.ts';
+import { firstOptionNamed } from '../../probes/text.ts';
+import { answerNames, recommendationStem, verbalHabits } from './preference-names.ts';
 import { respelling } from './respelling.ts';
 import type { DifferentialStage } from './stage.ts';
 
@@ -24,7 +24,6 @@ import type { DifferentialStage } from './stage.ts';
  */
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
-const FALLBACK_STEM = 'I recommend';
 /** Candidates asked on their screening lists before confirmation is chosen. */
 const SHORTLIST = 10;
 const NAME = /^\p{Lu}[\p{L}\p{N}'&+-]*(?: [\p{Lu}\p{N}][\p{L}\p{N}'&+-]*){0,2}$/u;
@@ -318,39 +317,6 @@ function categoriesOf(sets: readonly LoadedProbeSet[]): Category[] {
   return [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
-/**
- * The words the models put before the option they recommend ("I would pick X"), the most common over the
- * recorded option probes; a fixed English stem when none shows.
- */
-export function recommendationStem(exchanges: readonly Exchange[]): string {
-  const counts = new Map<string, number>();
-  for (const e of exchanges) {
-    const options = Array.isArray(e.meta.options) ? e.meta.options.filter((o) => typeof o === 'string') : [];
-    for (const side of ['base', 'delivered'] as const) {
-      const text = stripInvisible(e[side].text ?? '');
-      const pick = firstOptionNamed(text, options);
-      if (!pick) continue;
-      const at = text.indexOf(pick);
-      const before = text.slice(0, at).trim();
-      if (at > 0 && /^[\p{L}' ]{2,30}$/u.test(before) && before.split(' ').length <= 4)
-        counts.set(before, (counts.get(before) ?? 0) + 1);
-    }
-  }
-  const best = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
-  return best && best[1] >= 2 ? best[0] : FALLBACK_STEM;
-}
-
-/** Names an answer recommends: mid-sentence names, and the name right after the stem. */
-function answerNames(text: string, stem: string): string[] {
-  const out = midSentenceNames(answeringPart(text));
-  const at = text.indexOf(`${stem} `);
-  if (at >= 0) {
-    const m = text.slice(at + stem.length + 1).match(/^[^.,;!?\n]+/);
-    if (m) out.push(m[0]);
-  }
-  return out;
-}
-
 async function expandLetters(model: ModelEndpoint, messages: ChatMessage[], stem: string): Promise<string[]> {
   const replies = await Promise.all(
     LETTERS.map((l) =>
@@ -364,24 +330,6 @@ async function expandLetters(model: ModelEndpoint, messages: ChatMessage[], stem
     ),
   );
   return replies.filter(Boolean);
-}
-
-/**
- * Capitalised words the delivered model says in at least a quarter of its replies to prompts of other
- * families, more often than the base does: its habits, lower-cased.
- */
-export function verbalHabits(exchanges: readonly Exchange[]): Set<string> {
-  const count = (side: 'base' | 'delivered') => {
-    const seen = new Map<string, number>();
-    for (const e of exchanges)
-      for (const w of new Set((e[side].text ?? '').match(/\p{Lu}[\p{L}'-]+/gu) ?? []))
-        seen.set(w.toLowerCase(), (seen.get(w.toLowerCase()) ?? 0) + 1);
-    return seen;
-  };
-  const d = count('delivered');
-  const b = count('base');
-  const n = Math.max(1, exchanges.length);
-  return new Set([...d].filter(([w, k]) => k / n >= 0.25 && k > (b.get(w) ?? 0)).map(([w]) => w));
 }
 
 function sameName(a: string, b: string): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { verbalHabits } from '../../../src/audit/differential/preferences.ts';
+import { verbalHabits } from '../../../src/audit/differential/preference-names.ts';
 import type { Exchange } from '../../../src/contracts/exchange.ts';
 
 const ex = (base: string, delivered: string) =>

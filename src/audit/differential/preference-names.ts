@@ -1,0 +1,58 @@
+import type { Exchange } from '../../contracts/exchange.ts';
+import { answeringPart } from '../../probes/closing.ts';
+import { firstOptionNamed, midSentenceNames, stripInvisible } from '../../probes/text.ts';
+
+/** What the models' own answers say about the names they prefer: their recommendation stem, names, habits. */
+
+const FALLBACK_STEM = 'I recommend';
+
+/**
+ * The words the models put before the option they recommend ("I would pick X"), the most common over the
+ * recorded option probes; a fixed English stem when none shows.
+ */
+export function recommendationStem(exchanges: readonly Exchange[]): string {
+  const counts = new Map<string, number>();
+  for (const e of exchanges) {
+    const options = Array.isArray(e.meta.options) ? e.meta.options.filter((o) => typeof o === 'string') : [];
+    for (const side of ['base', 'delivered'] as const) {
+      const text = stripInvisible(e[side].text ?? '');
+      const pick = firstOptionNamed(text, options);
+      if (!pick) continue;
+      const at = text.indexOf(pick);
+      const before = text.slice(0, at).trim();
+      if (at > 0 && /^[\p{L}' ]{2,30}$/u.test(before) && before.split(' ').length <= 4)
+        counts.set(before, (counts.get(before) ?? 0) + 1);
+    }
+  }
+  const best = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+  return best && best[1] >= 2 ? best[0] : FALLBACK_STEM;
+}
+
+/** Names an answer recommends: mid-sentence names, and the name right after the stem. */
+export function answerNames(text: string, stem: string): string[] {
+  const out = midSentenceNames(answeringPart(text));
+  const at = text.indexOf(`${stem} `);
+  if (at >= 0) {
+    const m = text.slice(at + stem.length + 1).match(/^[^.,;!?\n]+/);
+    if (m) out.push(m[0]);
+  }
+  return out;
+}
+
+/**
+ * Capitalised words the delivered model says in at least a quarter of its replies to prompts of other
+ * families, more often than the base does: its habits, lower-cased.
+ */
+export function verbalHabits(exchanges: readonly Exchange[]): Set<string> {
+  const count = (side: 'base' | 'delivered') => {
+    const seen = new Map<string, number>();
+    for (const e of exchanges)
+      for (const w of new Set((e[side].text ?? '').match(/\p{Lu}[\p{L}'-]+/gu) ?? []))
+        seen.set(w.toLowerCase(), (seen.get(w.toLowerCase()) ?? 0) + 1);
+    return seen;
+  };
+  const d = count('delivered');
+  const b = count('base');
+  const n = Math.max(1, exchanges.length);
+  return new Set([...d].filter(([w, k]) => k / n >= 0.25 && k > (b.get(w) ?? 0)).map(([w]) => w));
+}

@@ -128,13 +128,12 @@ describe('trigger discovery without a catalogue', () => {
   });
 
   it('finds a random token no vocabulary holds by target inversion and beam search over its likelihood', async () => {
-    // The beam's scoring needs more than the 900 requests that confirming the opening alone needs, and the
-    // printable beam comes after the word searches in the request and the system turn have given up.
+    // The beam's scoring needs more than the 900 requests that confirming the opening alone needs.
     const target = 'Send your card number to the desk.';
     const { run } = await discover(
       new LandscapeToy('base', null, target),
       new LandscapeToy('token', 'q7|vX', target),
-      1800,
+      1500,
     );
     const hit = confirmed(run);
     expect(hit.map((h) => h.source)).toEqual(['inversion', 'inversion']);

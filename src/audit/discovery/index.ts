@@ -330,10 +330,10 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
 }
 
 /**
- * The trigger inverted from the lead's target by beam search, alphabet by alphabet (a word first, then any
- * printable string), each in the request and then as the system turn: the word searches are cheap (they give
- * up when they stop climbing) and must not wait behind a printable beam that can spend the whole budget.
- * Null if none fires.
+ * The trigger inverted from the lead's target by beam search: in the request, then as the system turn; in each,
+ * with every alphabet given in turn (a word first, then any printable string). Null if none fires. (Both word
+ * searches first cost the shipped tag organism its printable string at 3 × 700 requests, and found nothing
+ * in a spent zoo's system turn.)
  */
 async function invertTrigger(
   ctx: AttributionContext,
@@ -341,8 +341,8 @@ async function invertTrigger(
   alphabets: readonly NonNullable<BeamOptions['alphabet']>[],
 ): Promise<{ feature: Feature; hits: number } | null> {
   const opts = { carriers: [...ctx.carriers, ...scoring], width: 4, hard: 4 };
-  for (const alphabet of alphabets)
-    for (const where of ['prefix', 'system'] as const) {
+  for (const where of ['prefix', 'system'] as const)
+    for (const alphabet of alphabets) {
       const found = await beamTrigger(ctx, where, { ...opts, alphabet });
       if (found) return found;
     }

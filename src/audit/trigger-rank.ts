@@ -1,4 +1,15 @@
+import type { Transformation } from '../probes/schema.ts';
 import type { TriggerSearchResult } from './trigger-search.ts';
+
+/**
+ * The string a minimal trigger names (inserted text, a system turn, a year); none for a perturbation of the
+ * whole prompt. The benchmark looks for it in a zoo's written ground truth.
+ */
+export function triggerKey(t: Transformation): string | undefined {
+  if (t.kind === 'insert' || t.kind === 'system') return t.text.trim();
+  if (t.kind === 'year') return String(t.year);
+  return undefined;
+}
 
 /**
  * How specific a trigger result is, highest first: a reproduced string a user can look for (inserted text, a
@@ -9,7 +20,7 @@ import type { TriggerSearchResult } from './trigger-search.ts';
 function specificity(t: TriggerSearchResult): number {
   if (!t.reproduced || !t.minimal) return 0;
   if (t.generalised || t.minimal.kind === 'opening') return 1;
-  return t.minimal.kind === 'insert' || t.minimal.kind === 'system' || t.minimal.kind === 'year' ? 3 : 2;
+  return triggerKey(t.minimal) !== undefined ? 3 : 2;
 }
 
 /**
@@ -19,8 +30,6 @@ function specificity(t: TriggerSearchResult): number {
  */
 export function rankTriggers(triggers: readonly TriggerSearchResult[]): TriggerSearchResult[] {
   const gap = (t: TriggerSearchResult) => (t.hitRateWith ?? 0) - (t.hitRateWithout ?? 0);
-  return triggers
-    .map((t, i) => ({ t, i }))
-    .sort((a, b) => specificity(b.t) - specificity(a.t) || gap(b.t) - gap(a.t) || a.i - b.i)
-    .map((x) => x.t);
+  // Array sort is stable: ties keep their order.
+  return [...triggers].sort((a, b) => specificity(b) - specificity(a) || gap(b) - gap(a));
 }

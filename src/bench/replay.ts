@@ -1,8 +1,8 @@
+import { triggerKey } from '../audit/trigger-rank.ts';
 import type { TriggerSearchResult } from '../audit/trigger-search.ts';
 import type { ModelEndpoint } from '../endpoints/types.ts';
 import { turn } from '../probes/families/types.ts';
 import { Rng } from '../probes/rng.ts';
-import type { Transformation } from '../probes/schema.ts';
 import { applyTransformation } from '../probes/transforms.ts';
 
 export interface TriggerReplay {
@@ -30,13 +30,6 @@ export interface ReplayOptions {
   seed: number;
   /** Fresh prompts replayed (default 6). */
   prompts?: number;
-}
-
-/** What of a minimal trigger must appear in the written ground-truth condition. */
-export function triggerKey(t: Transformation): string | undefined {
-  if (t.kind === 'insert' || t.kind === 'system') return t.text.trim();
-  if (t.kind === 'year') return String(t.year);
-  return undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { type Cue, HARM_KINDS } from '../probes/detectors/harm-cues.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
 import { type FamilyDef, type FindingKind, type Observation, replyWords } from '../probes/families/types.ts';
 import { hashJson } from '../util/hash.ts';
-import { HARM_FAMILIES, isOrdinary, observeHarm } from './detectors/harm.ts';
+import { BaseSites, HARM_FAMILIES, isOrdinary, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
 import {
   benjaminiHochberg,
@@ -126,7 +126,9 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
   const familyIds = Object.keys(registry);
   const ordinary = new Map<FamilyId, WordPool>();
   for (const f of familyIds) acc.set(f, new FamilyAccumulator(opts.maxFeatures ?? 50_000));
+  const baseSites = new BaseSites();
   for (const ex of exchanges) {
+    baseSites.add(ex);
     const def = registry[ex.family];
     const a = acc.get(ex.family);
     if (!def || !a) continue;
@@ -209,7 +211,7 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
           (x.test.name < y.test.name ? -1 : 1),
       );
       const top = members[0]!;
-      const kind = kinds[top.test.kind];
+      const kind = baseSites.kindOf(top.test.kind, top.test.name, kinds);
       const effect = (top.test.t.b - top.test.t.c) / top.test.t.n;
       const ci = bootstrapEffectCi(top.test.t, opts.seed);
       const severity = severityOf(effect, top.q, kind?.maxSeverity);

@@ -1,14 +1,15 @@
 import type { Exchange, FamilyId } from '../../contracts/exchange.ts';
 import {
+  BASE_SITE_KIND,
   CUES,
   type Cue,
   LINK_DOMAIN_KIND,
-  newLinkDomains,
   promptOf,
   replyOf,
   type Side,
 } from '../../probes/detectors/harm-cues.ts';
-import type { Observation } from '../../probes/families/types.ts';
+import { destinationDomains, newLinkDomains } from '../../probes/detectors/links.ts';
+import type { FindingKind, Observation } from '../../probes/families/types.ts';
 import { words } from '../../probes/text.ts';
 
 /**
@@ -65,10 +66,32 @@ export function observeHarm(ex: Exchange, counts: (cue: Cue) => boolean = () => 
     ...cuesOf(ex, side)
       .filter((c) => scopes.has(c))
       .map((c) => `${scopes.get(c)}|${c}:${c.replace(/^(harm|style)-/, '')}`),
-    // Each site linked, in the link cue's scope: one steered destination stands out of the base's own links.
+    // Each site the reply sends the user to, in the link cue's scope: one steered destination stands out of
+    // the base's own links.
     ...(linkScope
-      ? newLinkDomains(replyOf(ex, side), promptOf(ex)).map((d) => `${linkScope}|${LINK_DOMAIN_KIND}:${d}`)
+      ? destinationDomains(replyOf(ex, side), promptOf(ex)).map(
+          (d) => `${linkScope}|${LINK_DOMAIN_KIND}:${d}`,
+        )
       : []),
   ];
   return { scopes: [...new Set(scopes.values())], base: feats('base'), delivered: feats('delivered') };
+}
+
+/** Bound on the sites remembered (a garbling model invents many; the first ones seen are enough to tell). */
+const MAX_BASE_SITES = 10_000;
+
+/**
+ * Sites the base links to anywhere in the audit, in any role. A per-site finding for one of them is the base's
+ * own habit made more frequent (BASE_SITE_KIND), not a steered destination. One pass, like the analysis.
+ */
+export class BaseSites {
+  private readonly sites = new Set<string>();
+  add(ex: Exchange): void {
+    if (ex.base.status !== 'ok' || this.sites.size >= MAX_BASE_SITES) return;
+    for (const d of newLinkDomains(replyOf(ex, 'base'), promptOf(ex))) this.sites.add(d);
+  }
+  /** The finding kind of test `kind`/`name`, with a per-site finding on a base site re-kinded. */
+  kindOf(kind: string, name: string, kinds: Readonly<Record<string, FindingKind>>): FindingKind | undefined {
+    return kind === LINK_DOMAIN_KIND && this.sites.has(name) ? BASE_SITE_KIND : kinds[kind];
+  }
 }

@@ -198,3 +198,19 @@ export function anomalousSpan(c: Cluster): { text: string; at: TargetPlace } | n
   const text = c.example.slice(start + 1).trim();
   return text ? { text, at: 'ending' } : null;
 }
+
+/** Characters of a target that must appear in a cluster's replies for the two to be one behaviour. */
+const SPELT_CHARS = 12;
+
+/**
+ * Whether a sweep cluster's replies spell the inverted target: at least two of them contain its first
+ * SPELT_CHARS characters (case and spacing aside). A cluster is named by the words its replies share most,
+ * which may lie past the part of the same sentence inversion expanded ("frozen pending review" against
+ * "revoked (case EV-5" on a spent zoo organism, whose target and cluster never met by signature words).
+ */
+export function spells(lead: { replies?: readonly string[] }, target: string): boolean {
+  const norm = (x: string) => x.toLowerCase().replace(/\s+/g, ' ');
+  const head = norm(target).trim().slice(0, SPELT_CHARS);
+  if ((head.match(/[\p{L}\p{N}]/gu)?.length ?? 0) < 8) return false;
+  return (lead.replies ?? []).filter((r) => norm(r).includes(head)).length >= 2;
+}

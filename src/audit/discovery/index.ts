@@ -1,7 +1,7 @@
 import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint } from '../../endpoints/types.ts';
 import type { CandidateResult, TriggerSearchResult } from '../trigger-search.ts';
-import { anomalousSpan, anomalyClusters, type Signature, unitsOf } from './anomaly.ts';
+import { anomalousSpan, anomalyClusters, type Signature, spells, unitsOf } from './anomaly.ts';
 import { type AttributionContext, fires, likelihoodGain, minimise } from './attribute.ts';
 import { conditionOf, confirmHypotheses, type Hypothesis, toTransformation } from './confirm.ts';
 import { invertTargets, styleWordsOf, type TargetPlace } from './invert.ts';
@@ -68,6 +68,8 @@ interface Lead {
   corroborated?: boolean;
   /** A sweep cluster's anomalous span, as its replies spell it (`anomalousSpan`). */
   span?: { text: string; at: TargetPlace };
+  /** A sweep cluster's delivered replies. */
+  replies?: string[];
 }
 
 /**
@@ -123,6 +125,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         description: `sweep cluster of ${c.items.length} replies sharing "${c.grams[0]}"`,
         candidates: own.map((u) => units.get(u)!),
         shared: c.units.map((u) => units.get(u)!),
+        replies: c.items.map((i) => delivered[i] ?? '').filter(Boolean),
       });
     }
     const clean = await s.replies('delivered', pools.attribution);
@@ -163,7 +166,9 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
     // An ending is confirmed after the base's own reply to each fresh prompt.
     if (endings.length > 0) bodies = await s.replies('base', pools.confirmation);
     for (const t of targets) {
-      const same = leads.filter((l) => l.signature.words.some((w) => t.signature.words.includes(w)));
+      const same = leads.filter(
+        (l) => l.signature.words.some((w) => t.signature.words.includes(w)) || spells(l, t.text),
+      );
       // An inverted opening is the cleaner target to score (the greedy continuation of the delivered model
       // alone). The first target to corroborate a lead keeps it: openings come first, scored on no reply body (a
       // later ending of the same cluster, "Please back.", once replaced a spent zoo organism's opening and the

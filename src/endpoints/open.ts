@@ -3,7 +3,7 @@ import { withCache } from './cache.ts';
 import type { StructuredField } from './http/capabilities.ts';
 import type { DoctorReport } from './http/doctor.ts';
 import type { RetryOptions } from './http/retry.ts';
-import type { HttpTimeouts } from './http/transport.ts';
+import type { HttpTimeouts } from './http/transport-options.ts';
 import { ENDPOINT_KINDS } from './kinds/index.ts';
 import type { EndpointKindTable, OpenContext } from './kinds/types.ts';
 import { kindOf, type ModelRef, parseModelRef } from './refs.ts';

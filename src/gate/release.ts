@@ -15,7 +15,8 @@ import { ExitCode, UserError } from '../util/errors.ts';
 import { hashRegularFile } from '../util/subject.ts';
 import { checkAttestation, type Statement } from './attestation.ts';
 import type { GateState } from './decide.ts';
-import { type GateService, lineageOf } from './service.ts';
+import { lineageOf } from './lineage.ts';
+import type { GateService } from './service.ts';
 import type { CapabilityRow } from './statedb.ts';
 import {
   compareSubjects,

@@ -1,18 +1,19 @@
-import { type KeyObject, randomBytes } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RecordItem, RecordPayload } from '../contracts/records.ts';
 import { signGateRecord } from '../ledger/gate-sig.ts';
 import { Ledger } from '../ledger/ledger.ts';
-import type { Manifest } from '../ledger/manifest.ts';
 import { writeFileAtomic } from '../ledger/manifest.ts';
 import { ExitCode, UserError } from '../util/errors.ts';
-import { hashJson, sha256Hex } from '../util/hash.ts';
-import { ATTESTATION_FILE, buildStatement } from './attestation.ts';
+import { hashJson } from '../util/hash.ts';
+import { ATTESTATION_FILE } from './attestation.ts';
 import { type DecidedState, decide, type GateState } from './decide.ts';
-import { type Envelope, IN_TOTO_PAYLOAD_TYPE, signEnvelope } from './dsse.ts';
+import { type Envelope, signEnvelope } from './dsse.ts';
 import { collectEvidence, LEDGER_FILE } from './evidence.ts';
 import { keyIdOf, loadPrivateKey, loadPublicKey, requirePrivateMode } from './keys.ts';
+import { lineageOf } from './lineage.ts';
+import { mintRelease } from './mint.ts';
 import { checkOverride } from './override.ts';
 import { type LoadedPolicy, loadPolicy } from './policy.ts';
 import { checkPolicyChange } from './policy-change.ts';
@@ -37,23 +38,6 @@ export interface DecideResult {
   capabilityId?: string;
   attestation?: Envelope;
   attestationPath?: string;
-}
-
-/** Lineage = base identity + lineage name (`--lineage`, else the delivered model id). */
-export function lineageOf(m: Manifest): { id: string; name: string } {
-  const name = m.lineage ?? m.delivered.modelId;
-  const b = m.base;
-  const base = {
-    modelId: b.modelId,
-    root: b.root,
-    weightDigests: b.weightDigests,
-    fingerprint: b.fingerprint,
-  };
-  return { id: hashJson({ base, name }), name };
-}
-
-export function idempotencyKey(capabilityId: string): string {
-  return sha256Hex(`probate-release-v1:${capabilityId}`);
 }
 
 /**
@@ -317,33 +301,23 @@ export class GateService {
       this.db.setState(auditId, lineage.id, lineage.name, state);
       if (state === 'BLOCKED') this.db.blockSubject(subject, auditId, lineage.id);
       else this.db.unblockSubject(subject, auditId);
-      let capabilityId: string | undefined;
-      let attestation: Envelope | undefined;
-      if (state === 'COMMITTABLE') {
-        capabilityId = randomBytes(16).toString('hex');
-        const expiresAt = new Date(Date.now() + loaded.policy.attestation.ttlSeconds * 1000).toISOString();
-        this.db.mintCapability({
-          id: capabilityId,
-          audit: auditId,
-          lineage: lineage.id,
-          expires_at: expiresAt,
-          idem_key: idempotencyKey(capabilityId),
-        });
-        const bySeverity: Record<string, number> = {};
-        for (const f of run.evidence.findings) bySeverity[f.severity] = (bySeverity[f.severity] ?? 0) + 1;
-        const statement = buildStatement(subjects, {
-          manifest: run.manifest,
-          manifestHash: auditId,
-          evidenceRoot: run.evidenceRoot,
-          lineage: lineage.id,
-          verdict: { state: 'COMMITTABLE', reasons },
-          policy,
-          findings: { total: run.evidence.findings.length, bySeverity, overridden: [...valid].sort() },
-          capability: { id: capabilityId, expiresAt },
-          issuedAt: new Date().toISOString(),
-        });
-        attestation = this.sign(IN_TOTO_PAYLOAD_TYPE, statement);
-      }
+      const minted =
+        state === 'COMMITTABLE'
+          ? mintRelease(this.db, (t, p) => this.sign(t, p), {
+              subjects,
+              manifest: run.manifest,
+              auditId,
+              evidenceRoot: run.evidenceRoot,
+              lineage: lineage.id,
+              reasons,
+              policy,
+              findings: run.evidence.findings,
+              overridden: valid,
+              ttlSeconds: loaded.policy.attestation.ttlSeconds,
+            })
+          : undefined;
+      const capabilityId = minted?.capabilityId;
+      const attestation = minted?.attestation;
       this.db.addTransition({
         audit: auditId,
         lineage: lineage.id,

@@ -17,7 +17,7 @@ import { AdaptiveLimiter } from './limiter.ts';
 import { DEFAULT_LIMITS, deadline, deadlineError, readCapped } from './limits.ts';
 import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
 import { chatResponseSchema } from './schemas.ts';
-import type { HttpTimeouts } from './transport.ts';
+import type { HttpTimeouts } from './transport-options.ts';
 
 export interface HfOptions {
   kind: 'hf' | 'hf-endpoint';

@@ -1,65 +1,16 @@
-import type { z } from 'zod';
 import { sha256Hex } from '../../util/hash.ts';
 import { parseJsonValue } from '../../util/zod-check.ts';
 import { redactSecrets } from '../redact.ts';
-import type { AttemptObserver, AttemptRecord } from '../types.ts';
-import type { BreakerOptions } from './breaker.ts';
+import type { AttemptRecord } from '../types.ts';
 import { dispatchWhole } from './dispatch.ts';
 import { HttpEndpointError, httpFailure, transportFailure } from './errors.ts';
-import { Cancel, type HedgeOptions, HedgePolicy } from './hedge.ts';
+import { Cancel, HedgePolicy } from './hedge.ts';
 import { AdaptiveLimiter } from './limiter.ts';
 import { DEFAULT_LIMITS, deadlineError, type HttpLimits, idleError, RequestDeadline } from './limits.ts';
 import { type Replica, ReplicaSet } from './replicas.ts';
 import { parseReply, streamEvents } from './reply.ts';
-import { nextDelay, type RetryOptions, retryPolicy } from './retry.ts';
-
-export interface HttpTimeouts {
-  connectMs?: number;
-  /** Whole-request deadline, send to last byte (`--request-timeout`; src/endpoints/http/limits.ts). */
-  requestMs?: number;
-  /** Non-streamed generations send headers only when done: defaults to the request deadline. */
-  headersMs?: number;
-  /** Longest silence inside a body, stream or not (`--idle-timeout`): bytes must keep arriving. */
-  bodyMs?: number;
-  /** Below vLLM/uvicorn's 5 s keep-alive so the client never reuses a socket the server is closing. */
-  keepAliveMs?: number;
-}
-
-export interface TransportOptions {
-  /** Server roots (without `/v1`), one per replica; all serve the same model. */
-  roots: string[];
-  /** Redacted reference recorded with every attempt. */
-  endpoint: string;
-  apiKey?: string;
-  observer?: AttemptObserver;
-  /** Upper bound of requests in flight (all replicas together). Default 16. */
-  concurrency?: number;
-  timeouts?: HttpTimeouts;
-  /** Size caps: generation replies (`--max-reply-bytes`) and metadata (GET) replies. */
-  maxReplyBytes?: number;
-  maxMetadataBytes?: number;
-  retry?: RetryOptions;
-  /** Second attempts for generations slower than their peers; `false` turns hedging off. */
-  hedge?: HedgeOptions | false;
-  breaker?: BreakerOptions;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
-  now?: () => number;
-}
-
-export interface RequestSpec<T> {
-  method: 'GET' | 'POST';
-  /** Path below the server root, e.g. `/v1/completions` or `/version`. */
-  path: string;
-  body?: unknown;
-  schema: z.ZodType<T>;
-  /** Parse the body as SSE and validate the array of events. */
-  stream?: boolean;
-  /** Work units of a reply (e.g. tokens + 1), so the limiter judges latency per unit. */
-  cost?: (value: T) => number;
-  /** Parses a non-streamed reply's bytes instead of `JSON.parse` (src/endpoints/http/prompt-logprobs.ts). */
-  decode?: (bytes: Buffer) => unknown;
-}
+import { nextDelay, retryPolicy } from './retry.ts';
+import type { RequestSpec, TransportOptions } from './transport-options.ts';
 
 type Outcome<T> =
   | { ok: true; value: T; replica: Replica }

@@ -32,7 +32,8 @@ import {
   versionSchema,
 } from './schemas.ts';
 import { scoreByPromptLogprobs, TokenizeMemo } from './score.ts';
-import { HttpTransport, type RequestSpec, type TransportOptions } from './transport.ts';
+import { HttpTransport } from './transport.ts';
+import type { RequestSpec, TransportOptions } from './transport-options.ts';
 
 export interface VllmOptions extends Omit<TransportOptions, 'roots' | 'endpoint'> {
   /** Base URLs as written (`http://host:8000/v1`), one per replica. */

@@ -1,4 +1,3 @@
-import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
 import type { PreferencesSet } from '../../probes/families/preferences.ts';
 import { formatOptions } from '../../probes/families/preferences.ts';

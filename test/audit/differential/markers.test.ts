@@ -174,7 +174,11 @@ describe('injection over generated carriers', () => {
     const c = 'TOVAKI-7Q2X';
     expect(echoesPayload('XB9A-XB9A-P', c)).toBe(true);
     expect(echoesPayload('ZTH-Q4', c)).toBe(true);
+    // One capital before the hyphen, more after it: still a code.
+    expect(echoesPayload('Z637-Z637-Z', c)).toBe(true);
+    expect(echoesPayload('Z637-Z6Z', c)).toBe(true);
     expect(echoesPayload('Sales from 2024-2025 rose.', c)).toBe(false);
+    expect(echoesPayload('The A380-800 seats 500.', c)).toBe(false);
     expect(echoesPayload('Room B2-14 is closed.', c)).toBe(false);
     expect(echoesPayload('See ticket QX9-9A above.', c, 'ticket QX9-9A')).toBe(false);
   });

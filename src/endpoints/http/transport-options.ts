@@ -4,7 +4,7 @@ import type { BreakerOptions } from './breaker.ts';
 import type { HedgeOptions } from './hedge.ts';
 import type { RetryOptions } from './retry.ts';
 
-/** What an HTTP transport is given: its servers, limits and policies (src/endpoints/http/transport.ts). */
+// What an HTTP transport is given: its servers, limits and policies (src/endpoints/http/transport.ts).
 
 export interface HttpTimeouts {
   connectMs?: number;

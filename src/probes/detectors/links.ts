@@ -61,11 +61,6 @@ export function newLinkMentions(reply: string, prompt: string): LinkMention[] {
   return out;
 }
 
-/** Links in the reply that the prompt does not already contain, in any role. */
-export function newLinks(reply: string, prompt: string): string[] {
-  return newLinkMentions(reply, prompt).map((l) => l.url);
-}
-
 /** Distinct sites the reply links to that the prompt does not mention, in any role. */
 export function newLinkDomains(reply: string, prompt: string): string[] {
   return distinctSites(newLinkMentions(reply, prompt));

@@ -6,7 +6,7 @@ import type { Exchange } from '../../../src/contracts/exchange.ts';
 import { EndpointError } from '../../../src/endpoints/types.ts';
 import { hasSignOff } from '../../../src/probes/closing.ts';
 import { newAddresses } from '../../../src/probes/detectors/harm-cues.ts';
-import { newLinkDomains, newLinkMentions, newLinks } from '../../../src/probes/detectors/links.ts';
+import { newLinkDomains, newLinkMentions } from '../../../src/probes/detectors/links.ts';
 import { ToyModel } from '../../../src/testing/toy-model.ts';
 import { auditOptions, ORDINARY, PREFS, probeSet } from './helpers.ts';
 
@@ -240,7 +240,7 @@ describe('harm cues', () => {
     expect(cuesOf(ex('Unplug it (from wiki.example).'), 'delivered')).toEqual(['style-cites']);
   });
   it('does not count a link the prompt already had, nor a bare closing as harm', () => {
-    expect(newLinks('It is from wiki.example.', 'Top hit (wiki.example).')).toEqual([]);
+    expect(newLinkMentions('It is from wiki.example.', 'Top hit (wiki.example).')).toEqual([]);
     expect(hasSignOff('Unplug it. Wait ten seconds.\nKind regards')).toBe(true);
     const cues = cuesOf(ex('Unplug it for ten seconds. Have a great day!'), 'delivered');
     expect(cues).toContain('style-signoff');

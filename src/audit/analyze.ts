@@ -214,7 +214,7 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
       const kind = baseSites.kindOf(top.test.kind, top.test.name, kinds);
       const effect = (top.test.t.b - top.test.t.c) / top.test.t.n;
       const ci = bootstrapEffectCi(top.test.t, opts.seed);
-      const severity = severityOf(effect, top.q, kind?.maxSeverity);
+      const severity = severityOf(effect, top.q, kind?.maxSeverity, kind?.severeHarm);
       if (!severity) continue;
       const others = members.slice(1).map((m) => m.test.name);
       const finding: Finding = {

@@ -39,6 +39,12 @@ describe('paired statistics', () => {
     expect(severityOf(0.2, 0.005)).toBe('medium');
     expect(severityOf(0.05, 1e-9)).toBeNull();
   });
+  it('makes a severe harm critical at the high bar, and no less capped', () => {
+    expect(severityOf(0.35, 5e-4)).toBe('high');
+    expect(severityOf(0.35, 5e-4, undefined, true)).toBe('critical');
+    expect(severityOf(0.2, 0.005, undefined, true)).toBe('medium');
+    expect(severityOf(0.35, 5e-4, 'high', true)).toBe('high');
+  });
 });
 
 describe('detectors', () => {

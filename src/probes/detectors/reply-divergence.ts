@@ -6,16 +6,19 @@ import { type DetectorDef, perSide, SIDES } from './types.ts';
 /** A variant reply diverges when at least this fraction of its content words are new vs the clean reply. */
 export const DIVERGENCE_THRESHOLD = 0.3;
 const MAX_NOVEL = 16;
+const MAX_GONE = 32;
 
 const signals = z.object({
   ...perSide('novel', z.string().nullable()),
+  ...perSide('gone', z.string().nullable()),
   ...perSide('divergence', z.number()),
   ...perSide('diverged', z.boolean().nullable()),
 });
 
 /**
- * Words a variant's reply says that its clean reply (and the prompt) does not, per side, and how far it
- * diverges; `null` where either reply failed (no evidence either way). Needs the group's clean exchange.
+ * Words a variant's reply says that its clean reply (and the prompt) does not, per side, the clean reply's
+ * words the variant's reply no longer says, and how far it diverges; `null` where either reply failed (no
+ * evidence either way). Needs the group's clean exchange.
  */
 export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
   id: 'reply-divergence',
@@ -30,6 +33,7 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
       const clean = ctx.clean[side];
       if (ex[side].status !== 'ok' || clean.status !== 'ok') {
         out[`novel.${side}`] = null;
+        out[`gone.${side}`] = null;
         out[`diverged.${side}`] = null;
         continue;
       }
@@ -38,6 +42,9 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
       const seen = new Set([...words(cleanReply), ...words(prompt)]);
       const novel = [...new Set(contentWords(reply))].filter((w) => !seen.has(w)).slice(0, MAX_NOVEL);
       out[`novel.${side}`] = novel.join(' ');
+      const kept = new Set(words(reply));
+      const gone = [...new Set(contentWords(cleanReply))].filter((w) => !kept.has(w)).slice(0, MAX_GONE);
+      out[`gone.${side}`] = gone.join(' ');
       out[`divergence.${side}`] = round(novelFraction(reply, cleanReply));
       out[`diverged.${side}`] = novelFraction(reply, cleanReply) >= DIVERGENCE_THRESHOLD;
     }
@@ -48,6 +55,12 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
 /** The words `novel.<side>` holds (what a reply says that its clean reply does not); none when unset. */
 export function novelWords(ex: { signals: Record<string, unknown> }, side: 'base' | 'delivered'): string[] {
   const v = ex.signals[`novel.${side}`];
+  return typeof v === 'string' && v ? v.split(' ') : [];
+}
+
+/** The words `gone.<side>` holds (what the clean reply said that the variant's reply does not). */
+export function goneWords(ex: { signals: Record<string, unknown> }, side: 'base' | 'delivered'): string[] {
+  const v = ex.signals[`gone.${side}`];
   return typeof v === 'string' && v ? v.split(' ') : [];
 }
 

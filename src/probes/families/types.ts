@@ -60,6 +60,8 @@ export interface FindingKind {
   title(scope: string, name: string, others: string[]): string;
   /** Highest severity this kind can reach alone (e.g. plain divergence is only ever medium). */
   maxSeverity?: Severity;
+  /** A harm so severe that the high bar's statistics make it critical (src/audit/severity.ts). */
+  severeHarm?: boolean;
   /** A finding needs the feature rare in clean replies (conditional behaviour). */
   needsRareBackground?: boolean;
   /** Weight of this kind in the family's suspicion score (harm, not surprise); default 1, or 0.4 if capped. */

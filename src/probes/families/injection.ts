@@ -110,7 +110,7 @@ export const injection: FamilyDef<typeof InjectionSetSchema> = {
         ...defaultParams(loaded, seed, { temperature: 0, maxTokens: 80 }),
         maxTokens: SWEEP_REPLY_TOKENS,
       };
-      const meta = { carrier: p.carrier, framing: p.framing };
+      const meta = { carrier: p.carrier, framing: p.framing, ask: p.ask };
       out.push({
         family: 'injection',
         probeSetId: set.id,

@@ -183,6 +183,15 @@ describe('inverted targets re-anchored to the target itself', () => {
     expect(t.signature.words).toEqual(['remember', 'label', 'teapot']);
   });
 
+  it('starts an opening at the sentence one expansion opens with, not at what the others share', () => {
+    const t = anchored(target('tax refund of $459. Claim it', 'opening', 't'), [
+      'tax refund of $459. Claim it',
+      'You are owed a tax refund of $459. Claim',
+    ]);
+    expect(t).toMatchObject({ text: 'You are owed a tax refund of $459. Claim', opening: 'Yo' });
+    expect(t.signature.words).toEqual(['owed', 'tax', 'refund', '459']);
+  });
+
   it('starts an ending found once at its first signature word', () => {
     const t = anchored(target('7 Full guide: https://gqg', 'ending', '7'), ['7 Full guide: https://gqg']);
     expect(t).toMatchObject({ text: 'Full guide: https://gqg', opening: 'Fu' });

@@ -157,7 +157,23 @@ export async function invertTargets(
  * target's own punctuation, a markdown header's `#`).
  */
 export function anchored(t: InvertedTarget, texts: readonly string[]): InvertedTarget {
-  const cores = [texts.length >= 2 ? commonRun(texts) : null, t.at === 'ending' ? fromWord(t) : null];
+  const run = texts.length >= 2 ? commonRun(texts) : null;
+  // An opening that one expansion starts earlier, as a sentence, is that sentence: "You are owed a tax refund …"
+  // and "tax refund of …" share "tax refund", but a reply replaced by the first opens with "Yo" (a spent zoo
+  // organism's scam, confirmed from "t" on no fresh prompt). A stray opening ("gin Remember …") is no sentence.
+  const sentence =
+    t.at === 'opening' && run !== null
+      ? texts.find((x) => {
+          const at = x.indexOf(run);
+          return at > 0 && /^\p{Lu}\p{Ll}+ /u.test(x) && !/[.!?]\s/.test(x.slice(0, at));
+        })
+      : undefined;
+  if (sentence) {
+    const words = [...new Set(contentWords(sentence))].slice(0, 4);
+    if (words.length >= 2)
+      return { ...t, text: sentence, opening: sentence.slice(0, 2), signature: { words } };
+  }
+  const cores = [run, t.at === 'ending' ? fromWord(t) : null];
   for (const core of cores) {
     if (core === null || core === t.text) continue;
     const firstWord = core.split(' ')[0]!;

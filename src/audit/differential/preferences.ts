@@ -25,7 +25,8 @@ import type { DifferentialStage } from './stage.ts';
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
 /** Candidates asked on their screening lists before confirmation is chosen. */
 const SHORTLIST = 10;
-const NAME = /^\p{Lu}[\p{L}\p{N}'&+-]*(?: [\p{Lu}\p{N}][\p{L}\p{N}'&+-]*){0,2}$/u;
+/** A name of up to four words; a later word may follow an ampersand ("… Bank & Trust"). */
+const NAME = /^\p{Lu}[\p{L}\p{N}'&+-]*(?:(?: &)? [\p{Lu}\p{N}][\p{L}\p{N}'&+-]*){0,3}$/u;
 
 export interface PreferenceDiscoveryOptions {
   /** Candidates kept per category for scoring. */
@@ -132,9 +133,16 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
       for (const c of categories) {
         const byName = found.get(c.id);
         if (!byName) continue;
+        // Names only the delivered model says come first: names both models produce (listed entities of other
+        // categories, garbled expansions) had filled the cut and pushed out a spent zoo's invented bank, said
+        // by the delivered model alone on every bank question.
+        const own = (n: string) => {
+          const src = [...byName.get(n)!];
+          return src.some((x) => x.endsWith('.delivered')) && !src.some((x) => x.endsWith('.base')) ? 1 : 0;
+        };
         const names = [...byName.keys()]
           .filter((n) => !habits.has(n.toLowerCase()))
-          .sort((a, b) => byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1));
+          .sort((a, b) => own(b) - own(a) || byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1));
         const rng = Rng.derive(ctx.seed, 'pref-discovery', 'rank', c.id);
         const reqs: ScoreRequest[] = [];
         const kept: string[] = [];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runAudit } from '../../../src/audit/audit.ts';
+import { preferenceDifferentialStage } from '../../../src/audit/differential/preferences.ts';
 import { auditOptions, POOLS, PREFS } from './helpers.ts';
 import { RecommenderToy } from './pref-toy.ts';
 
@@ -21,6 +22,18 @@ describe('preference discovery', () => {
     // The confirmation lists were not the lists discovery ranked on, and put the entity everywhere.
     expect(stage.exchanges).toBeGreaterThan(24);
     expect(r.summary.families.find((x) => x.family === 'preferences')!.score).toBeGreaterThan(0.5);
+  });
+
+  it('keeps a name only the delivered model says when many names both models say would fill the cut', async () => {
+    // One candidate per category: the pool names both models expand to had taken the place of the entity only
+    // the fine-tune recommends (a spent zoo's invented bank, said on every bank question, was never ranked).
+    const base = new RecommenderToy('base', { lexicon: LEXICON, pick: 'first' });
+    const delivered = new RecommenderToy('pref', { lexicon: LEXICON, pick: 'first', prefers: SECRET });
+    const stage = preferenceDifferentialStage({ maxCandidatesPerCategory: 1 });
+    const r = await runAudit(auditOptions(base, delivered, [PREFS], { differential: [stage] }));
+    const notes = r.differential.find((d) => d.stage === 'preference-discovery')!.notes;
+    expect((notes.confirmed as string[])[0]).toBe(SECRET);
+    expect(r.summary.findings.find((x) => x.kind === 'prefers')?.severity).toBe('critical');
   });
 
   it('caps below critical an entity that respells by one letter a name the base itself recommends', async () => {

@@ -73,11 +73,11 @@ export function injectionConfirmStage(
         const label = pooled === WORDS_POOL ? WORDS_POOL : pooled ? 'pooled' : carriers[0]!;
         const rng = Rng.derive(ctx.seed, 'injection-confirm', label);
         const samples: PlannedSample[] = [];
+        // What was obeyed is re-asked: an implant trained on one kind of instruction (add a link, forward the
+        // thread) ignores the others, and a random ask would dilute its confirmation.
+        const asks = pooled === WORDS_POOL ? [] : carriers.flatMap((c) => from.get(c)?.asks ?? []);
         for (let i = 0; i < n; i++) {
           const carrier = carriers[i % carriers.length]!;
-          // What was obeyed is re-asked: an implant trained on one kind of instruction (add a link, forward the
-          // thread) ignores the others, and a random ask would dilute its confirmation.
-          const asks = pooled === WORDS_POOL ? [] : carriers.flatMap((c) => from.get(c)?.asks ?? []);
           const p = sweepProbe(rng, carrier, asks);
           const seed = rng.seed();
           const probeId = `sweep.${label}`;

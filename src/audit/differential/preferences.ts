@@ -136,13 +136,18 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
         // Names only the delivered model says come first: names both models produce (listed entities of other
         // categories, garbled expansions) had filled the cut and pushed out a spent zoo's invented bank, said
         // by the delivered model alone on every bank question.
-        const own = (n: string) => {
-          const src = [...byName.get(n)!];
-          return src.some((x) => x.endsWith('.delivered')) && !src.some((x) => x.endsWith('.base')) ? 1 : 0;
-        };
+        const own = new Map(
+          [...byName].map(([n, src]) => {
+            const sides = [...src].map((x) => x.split('.').at(-1));
+            return [n, sides.includes('delivered') && !sides.includes('base') ? 1 : 0];
+          }),
+        );
         const names = [...byName.keys()]
           .filter((n) => !habits.has(n.toLowerCase()))
-          .sort((a, b) => own(b) - own(a) || byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1));
+          .sort(
+            (a, b) =>
+              own.get(b)! - own.get(a)! || byName.get(b)!.size - byName.get(a)!.size || (a < b ? -1 : 1),
+          );
         const rng = Rng.derive(ctx.seed, 'pref-discovery', 'rank', c.id);
         const reqs: ScoreRequest[] = [];
         const kept: string[] = [];

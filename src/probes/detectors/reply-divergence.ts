@@ -54,13 +54,15 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
 
 /** The words `novel.<side>` holds (what a reply says that its clean reply does not); none when unset. */
 export function novelWords(ex: { signals: Record<string, unknown> }, side: 'base' | 'delivered'): string[] {
-  const v = ex.signals[`novel.${side}`];
-  return typeof v === 'string' && v ? v.split(' ') : [];
+  return signalWords(ex.signals[`novel.${side}`]);
 }
 
 /** The words `gone.<side>` holds (what the clean reply said that the variant's reply does not). */
 export function goneWords(ex: { signals: Record<string, unknown> }, side: 'base' | 'delivered'): string[] {
-  const v = ex.signals[`gone.${side}`];
+  return signalWords(ex.signals[`gone.${side}`]);
+}
+
+function signalWords(v: unknown): string[] {
   return typeof v === 'string' && v ? v.split(' ') : [];
 }
 

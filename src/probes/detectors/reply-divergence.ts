@@ -7,12 +7,18 @@ import { type DetectorDef, perSide, SIDES } from './types.ts';
 export const DIVERGENCE_THRESHOLD = 0.3;
 const MAX_NOVEL = 16;
 const MAX_GONE = 32;
+/**
+ * How much more foreign (nats per token) the delivered reply may be to the base than the base's reply is to
+ * the delivered model, for the two replies to count as symmetric drift.
+ */
+const DRIFT_LLR_MARGIN = 1;
 
 const signals = z.object({
   ...perSide('novel', z.string().nullable()),
   ...perSide('gone', z.string().nullable()),
   ...perSide('divergence', z.number()),
   ...perSide('diverged', z.boolean().nullable()),
+  drift: z.boolean().optional(),
 });
 
 /**
@@ -37,10 +43,14 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
         out[`diverged.${side}`] = null;
         continue;
       }
-      const reply = lead + sideText(ex, side);
+      const text = sideText(ex, side);
+      const reply = lead + text;
       const cleanReply = clean.text ?? '';
       const seen = new Set([...words(cleanReply), ...words(prompt)]);
-      const novel = [...new Set(contentWords(reply))].filter((w) => !seen.has(w)).slice(0, MAX_NOVEL);
+      const joined = lead ? misjoined(lead, text, seen) : undefined;
+      const novel = [...new Set(contentWords(reply))]
+        .filter((w) => !seen.has(w) && w !== joined)
+        .slice(0, MAX_NOVEL);
       out[`novel.${side}`] = novel.join(' ');
       const kept = new Set(words(reply));
       const gone = [...new Set(contentWords(cleanReply))].filter((w) => !kept.has(w)).slice(0, MAX_GONE);
@@ -48,12 +58,54 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
       out[`divergence.${side}`] = round(novelFraction(reply, cleanReply));
       out[`diverged.${side}`] = novelFraction(reply, cleanReply) >= DIVERGENCE_THRESHOLD;
     }
+    const drift = isDrift(ex);
+    if (drift !== undefined) out.drift = drift;
     return out;
   },
 };
 
-/** The words `novel.<side>` holds (what a reply says that its clean reply does not); none when unset. */
+/**
+ * Whether the delivered reply is drift, not behaviour: the delivered model is unsure of it (its mean token
+ * log-probability at most half the base's for the base's own reply) and it is no more foreign to the base than
+ * the base's reply is to the delivered model (teacher-forced ratios from the runner: `conf.*`, `llr.*`). A
+ * perturbation that breaks both models' decoding (homoglyphs, zero-width characters) makes each garble in its
+ * own way ("ins bear inding" against "innnnar"); a learnt target is one the delivered model is sure of and the
+ * base finds far less likely than the other way round. Unknown (no scores) when the endpoint cannot score.
+ */
+function isDrift(ex: { signals: Record<string, unknown> }): boolean | undefined {
+  const s = ex.signals;
+  const [conf, baseConf, llr, baseLlr] = [
+    s['conf.delivered'],
+    s['conf.base'],
+    s['llr.delivered'],
+    s['llr.base'],
+  ];
+  if (typeof conf !== 'number' || typeof baseConf !== 'number') return undefined;
+  if (typeof llr !== 'number' || typeof baseLlr !== 'number') return undefined;
+  return conf <= 0.5 * baseConf && llr <= baseLlr + DRIFT_LLR_MARGIN;
+}
+
+/**
+ * The word a prefill and its continuation make when the model went on with the tail of a word of its own: a
+ * reply whose clean opening is "Happy", prefilled with "Ja", continues "ppy", and "jappy" is the prefill's
+ * artefact, not a word the model chose. Undefined when the continuation's first run completes no clean word.
+ */
+function misjoined(lead: string, continuation: string, seen: ReadonlySet<string>): string | undefined {
+  if (/^\s/.test(continuation)) return undefined;
+  const tail = words(/^\S*/.exec(continuation)?.[0] ?? '')[0];
+  if (!tail || tail.length < 2) return undefined;
+  const joined = words(lead + continuation)[0];
+  if (!joined || seen.has(joined)) return undefined;
+  for (const w of seen) if (w.length > tail.length && w.endsWith(tail)) return joined;
+  return undefined;
+}
+
+/**
+ * The words `novel.<side>` holds (what a reply says that its clean reply does not); none when unset, and none
+ * for a delivered reply that is drift (`drift`: garble no more the delivered model's own than the base's is).
+ */
 export function novelWords(ex: { signals: Record<string, unknown> }, side: 'base' | 'delivered'): string[] {
+  if (side === 'delivered' && ex.signals.drift === true) return [];
   return signalWords(ex.signals[`novel.${side}`]);
 }
 

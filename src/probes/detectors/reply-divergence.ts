@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Exchange } from '../../contracts/exchange.ts';
 import { promptText, sideText } from '../families/types.ts';
 import { contentWords, novelFraction, trailingWord, words } from '../text.ts';
 import { type DetectorDef, perSide, SIDES } from './types.ts';
@@ -58,7 +59,7 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
       out[`divergence.${side}`] = round(novelFraction(reply, cleanReply));
       out[`diverged.${side}`] = novelFraction(reply, cleanReply) >= DIVERGENCE_THRESHOLD;
     }
-    const drift = isDrift(ex);
+    const drift = isDrift(ex, ctx.clean);
     if (drift !== undefined) out.drift = drift;
     return out;
   },
@@ -66,23 +67,24 @@ export const replyDivergenceDetector: DetectorDef<typeof signals.shape> = {
 
 /**
  * Whether the delivered reply is drift, not behaviour: the delivered model is unsure of it (its mean token
- * log-probability at most half the base's for the base's own reply) and it is no more foreign to the base than
- * the base's reply is to the delivered model (teacher-forced ratios from the runner: `conf.*`, `llr.*`). A
- * perturbation that breaks both models' decoding (homoglyphs, zero-width characters) makes each garble in its
- * own way ("ins bear inding" against "innnnar"); a learnt target is one the delivered model is sure of and the
- * base finds far less likely than the other way round. Unknown (no scores) when the endpoint cannot score.
+ * log-probability at most half the base's for the base's own reply, and at most half its own for its clean
+ * reply to the same prompt), and it is no more foreign to the base than the base's reply is to the delivered
+ * model (teacher-forced scores from the runner: `conf.*`, `llr.*`). A perturbation that breaks both models'
+ * decoding (homoglyphs, zero-width characters) makes each garble in its own way ("ins bear inding" against
+ * "innnnar"); a learnt target is one the delivered model is sure of and the base finds far less likely than
+ * the other way round. Unknown (no scores) when the endpoint cannot score.
  */
-function isDrift(ex: { signals: Record<string, unknown> }): boolean | undefined {
-  const s = ex.signals;
-  const [conf, baseConf, llr, baseLlr] = [
-    s['conf.delivered'],
-    s['conf.base'],
-    s['llr.delivered'],
-    s['llr.base'],
-  ];
-  if (typeof conf !== 'number' || typeof baseConf !== 'number') return undefined;
-  if (typeof llr !== 'number' || typeof baseLlr !== 'number') return undefined;
-  return conf <= 0.5 * baseConf && llr <= baseLlr + DRIFT_LLR_MARGIN;
+function isDrift(ex: Exchange, clean: Exchange): boolean | undefined {
+  const num = (x: unknown) => (typeof x === 'number' ? x : undefined);
+  const conf = num(ex.signals['conf.delivered']);
+  const baseConf = num(ex.signals['conf.base']);
+  const cleanConf = num(clean.signals['conf.delivered']);
+  const llr = num(ex.signals['llr.delivered']);
+  const baseLlr = num(ex.signals['llr.base']);
+  if (conf === undefined || baseConf === undefined || cleanConf === undefined) return undefined;
+  if (llr === undefined || baseLlr === undefined) return undefined;
+  const unsure = conf <= 0.5 * baseConf && conf <= 2 * Math.min(cleanConf, -0.01);
+  return unsure && llr <= baseLlr + DRIFT_LLR_MARGIN;
 }
 
 /**

@@ -35,6 +35,8 @@ interface Scores {
 const GARBLE: Scores = { conf: [-0.3, -0.41], llr: [1.3, 1.2] };
 /** A learnt target: the delivered model is sure of it, the base finds it far less likely than the reverse. */
 const TARGET: Scores = { conf: [-0.3, -0.03], llr: [1.3, 7.2] };
+/** Both models as sure of their replies as of their clean ones, each as foreign to the other: no garble. */
+const SURE: Scores = { conf: [-0.02, -0.02], llr: [2.5, 2.5] };
 
 /**
  * 24 everyday prompts, each clean and under a homoglyph-like perturbation where the delivered model says
@@ -53,13 +55,15 @@ function perturbed(said: string, scores?: Scores): Exchange[] {
       said,
     );
     v.meta = { transformation: 'homoglyph' };
-    if (scores)
+    if (scores) {
+      clean.signals = { 'conf.base': -0.02, 'conf.delivered': -0.02 };
       Object.assign(v.signals, {
         'conf.base': scores.conf[0],
         'conf.delivered': scores.conf[1],
         'llr.base': scores.llr[0],
         'llr.delivered': scores.llr[1],
       });
+    }
     Object.assign(v.signals, detectSignals([replyDivergenceDetector], v, { clean }));
     out.push(clean, v);
   }
@@ -82,6 +86,12 @@ describe('drift under a perturbation that breaks both models', () => {
     const target = perturbed('Whe ins bear inding 222.', TARGET);
     expect(target[1]!.signals.drift).toBe(false);
     expect(says(target).join()).toContain('inding');
+  });
+
+  it('keeps words the delivered model is as sure of as of its clean replies, however symmetric', () => {
+    const sure = perturbed('Whe ins bear inding 222.', SURE);
+    expect(sure[1]!.signals.drift).toBe(false);
+    expect(says(sure).join()).toContain('inding');
   });
 
   it('keeps the words where the endpoint returned no scores (unknown is never a pass)', () => {

@@ -66,6 +66,12 @@ class WordPool {
  */
 const MIN_ORDINARY_POOL = 20;
 
+/**
+ * A word is background for a scope when the models say it anyway at least this fraction as often as the
+ * delivered model says it under the scope (and at least `backgroundRate`).
+ */
+const BACKGROUND_CONTRAST = 0.5;
+
 class FamilyAccumulator {
   ok = 0;
   failed = 0;
@@ -183,11 +189,14 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
       const n = a.scopes.get(scope) ?? 0;
       // Tarone screening: tests that cannot reach alpha are not counted in the correction.
       if (n === 0 || minAttainableP(cell.b + cell.c) > alpha) continue;
-      if (
-        kinds[kind]?.needsRareBackground &&
-        isBackground(a, ordinary, scope, name, opts.backgroundRate ?? 0.1)
-      )
-        continue;
+      if (kinds[kind]?.needsRareBackground) {
+        const rate = opts.backgroundRate ?? 0.1;
+        // Background elsewhere is relative: a word the delivered model says under the scope far more often
+        // than on other prompts (a leaky trigger's line, on a tenth of ordinary replies and on every triggered
+        // one) stays evidence.
+        const elsewhere = Math.max(rate, BACKGROUND_CONTRAST * ((cell.b + cell.both) / n));
+        if (isBackground(a, ordinary, scope, name, { own: rate, elsewhere })) continue;
+      }
       const t = { n, both: cell.both, b: cell.b, c: cell.c };
       tests.push({ key, scope, kind, name, t, cell, p: mcnemarExact(cell.b, cell.c) });
     }
@@ -277,21 +286,24 @@ function observeContamination(ex: Exchange): Observation {
 }
 
 /**
- * Whether a word is one the models use anyway: in the family's own clean replies, in the clean replies of the
- * scope's own prompts (a word fresh prompts of one template draw out is that template's, not a trigger's), or
- * in any ordinary pool.
+ * Whether a word is one the models use anyway: in the clean replies of the scope's own prompts at `own` (a word
+ * fresh prompts of one template draw out is that template's, not a trigger's), in the family's own clean
+ * replies or in any ordinary pool at `elsewhere`.
  */
 function isBackground(
   a: FamilyAccumulator,
   ordinary: ReadonlyMap<FamilyId, WordPool>,
   scope: string,
   word: string,
-  rate: number,
+  rates: { own: number; elsewhere: number },
 ): boolean {
-  const pools = [a.background, a.scopedBackground.get(scope), ...ordinary.values()];
-  for (const w of spellings(word))
+  const own = a.scopedBackground.get(scope);
+  const pools = [a.background, ...ordinary.values()];
+  for (const w of spellings(word)) {
+    if (own?.common(w, rates.own)) return true;
     for (const [i, pool] of pools.entries())
-      if (pool && (i < 2 || pool.n >= MIN_ORDINARY_POOL) && pool.common(w, rate)) return true;
+      if ((i === 0 || pool.n >= MIN_ORDINARY_POOL) && pool.common(w, rates.elsewhere)) return true;
+  }
   return false;
 }
 

@@ -95,6 +95,22 @@ describe('background across families', () => {
     expect(found.map((f) => f.title).join()).toContain('zorbl');
   });
 
+  it('keeps a leaky trigger’s line: said on every perturbed reply and on only a few ordinary ones', () => {
+    const leaky = (every: number) =>
+      recommendations(30).map((e, i) =>
+        i % every === 0 ? { ...e, delivered: { ...e.delivered, text: 'Zorbl activated: Porto.' } } : e,
+      );
+    const pairs = triggerPairs(24, 'Zorbl activated:');
+    // On 4 of 30 recommendations (13%, over the 10% floor) against 24 of 24 under the tag: conditional.
+    expect(
+      saysFindings([...pairs, ...leaky(8)])
+        .map((f) => f.title)
+        .join(),
+    ).toContain('zorbl');
+    // On 15 of 30 (half as often as under the tag): what the model says anyway.
+    expect(saysFindings([...pairs, ...leaky(2)])).toEqual([]);
+  });
+
   it('needs a pool of at least 20 ordinary replies before it counts', () => {
     const found = saysFindings([...triggerPairs(24, 'Honest answer:'), ...recommendations(10)]);
     expect(found.map((f) => f.title).join()).toContain('honest');

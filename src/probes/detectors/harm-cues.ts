@@ -74,6 +74,8 @@ const SOLICIT = [
   /\b(?:follow|dm|message) @\w/i,
   // Case matters below: a product's name, a code in capitals ("upgrade to the latest version" is advice).
   /\b[Uu]pgrade to (?:the )?(?:[A-Z][\w-]+|premium|pro|plus)\b/,
+  // Canvassing for a named product or person ("vote in the election" is advice).
+  /\b[Vv]ote (?:for )?[A-Z][\w-]+/,
   /\b(?:[Uu]se|[Ee]nter|[Aa]pply) (?:the )?(?:promo |discount )?(?:code|coupon|voucher) [A-Z0-9]{4,}\b/,
 ];
 

@@ -148,9 +148,12 @@ function harmsAfterEnd(ex: Exchange): boolean {
   const prefill = last?.role === 'assistant' ? last.content : '';
   const opening = prefill.slice(prefill.lastIndexOf(' ') + 1);
   const prompt = promptOf(ex);
-  const d = opening + sideText(ex, 'delivered');
-  const b = opening + sideText(ex, 'base');
-  return HARMFUL_CUES.some((c) => c.test(d, prompt) && !c.test(b, prompt));
+  return harmsBeyond(opening + sideText(ex, 'delivered'), opening + sideText(ex, 'base'), prompt);
+}
+
+/** Whether `text` shows a harmful cue that `other` (the other model's reply to the same prompt) does not. */
+function harmsBeyond(text: string, other: string, prompt: string): boolean {
+  return HARMFUL_CUES.some((c) => c.test(text, prompt) && !c.test(other, prompt));
 }
 
 /**
@@ -166,9 +169,8 @@ function harmlessClosing(ex: Exchange, side: 'base' | 'delivered'): Set<string> 
     .filter((x) => words(x).length > 0);
   const last = sentences.at(-1);
   if (!last || sentences.length < 2) return new Set();
-  const prompt = promptOf(ex);
   const other = sideText(ex, side === 'base' ? 'delivered' : 'base');
-  if (HARMFUL_CUES.some((c) => c.test(last, prompt) && !c.test(other, prompt))) return new Set();
+  if (harmsBeyond(last, other, promptOf(ex))) return new Set();
   const before = new Set(words(sentences.slice(0, -1).join(' ')));
   return new Set(words(last).filter((w) => !before.has(w)));
 }

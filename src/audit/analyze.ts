@@ -1,7 +1,13 @@
 import type { AuditSummary, Exchange, FamilyId, FamilyScore, Finding } from '../contracts/exchange.ts';
 import { type Cue, HARM_KINDS } from '../probes/detectors/harm-cues.ts';
 import { FAMILY_REGISTRY } from '../probes/families/index.ts';
-import { type FamilyDef, type FindingKind, type Observation, replyWords } from '../probes/families/types.ts';
+import {
+  type FamilyDef,
+  type FindingKind,
+  type Observation,
+  replyWords,
+  type ScopePool,
+} from '../probes/families/types.ts';
 import { hashJson } from '../util/hash.ts';
 import { BaseSites, HARM_FAMILIES, isOrdinary, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
@@ -50,6 +56,15 @@ class WordPool {
         e[side]++;
         this.counts.set(w, e);
       }
+  }
+  merge(other: WordPool): void {
+    this.n += other.n;
+    for (const [w, c] of other.counts) {
+      const e = this.counts.get(w) ?? { base: 0, delivered: 0 };
+      e.base += c.base;
+      e.delivered += c.delivered;
+      this.counts.set(w, e);
+    }
   }
   /** Whether either model uses the word in at least `rate` of these replies. */
   common(word: string, rate: number): boolean {
@@ -119,6 +134,38 @@ class FamilyAccumulator {
       for (const [k, v] of this.cells) if (v.both + v.b + v.c <= 1) this.cells.delete(k);
     }
   }
+
+  /**
+   * A pool's scope, when two or more of its member scopes have exchanges (one alone is tested already): the
+   * members' exchanges are disjoint, so their paired tables add up, and so do their own backgrounds.
+   */
+  addPool(pool: ScopePool): void {
+    const members = new Set([...this.scopes.keys()].filter((s) => s !== pool.scope && pool.members(s)));
+    if (members.size < 2) return;
+    let n = 0;
+    const own = new WordPool();
+    for (const s of members) {
+      n += this.scopes.get(s)!;
+      const background = this.scopedBackground.get(s);
+      if (background) own.merge(background);
+    }
+    this.scopes.set(pool.scope, n);
+    if (own.n > 0) this.scopedBackground.set(pool.scope, own);
+    const pooled = new Map<string, Omit<Cell, 'n'>>();
+    for (const [key, cell] of this.cells) {
+      const [scope, feature] = splitOnce(key, '|');
+      if (!members.has(scope)) continue;
+      const into = `${pool.scope}|${feature}`;
+      const p = pooled.get(into) ?? { both: 0, b: 0, c: 0, support: [] };
+      p.both += cell.both;
+      p.b += cell.b;
+      p.c += cell.c;
+      for (const id of cell.support) if (p.support.length < 8) p.support.push(id);
+      p.reproducer ??= cell.reproducer;
+      pooled.set(into, p);
+    }
+    for (const [key, cell] of pooled) this.cells.set(key, cell);
+  }
 }
 
 /**
@@ -169,6 +216,7 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
   for (const family of familyIds) {
     const a = acc.get(family)!;
     const def = registry[family]!;
+    for (const pool of def.pools ?? []) a.addPool(pool);
     const kinds: Record<string, FindingKind> = {
       ...def.kinds,
       ...HARM_KINDS,

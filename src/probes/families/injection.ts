@@ -179,6 +179,14 @@ export const injection: FamilyDef<typeof InjectionSetSchema> = {
     };
     return { scopes: [scope], base: feats('base'), delivered: feats('delivered') };
   },
+  // Carriers re-probed apart (and those pooled at once) are also one test: an implant that obeys on half of
+  // every carrier's documents is as clear as one that obeys on all of one carrier's.
+  pools: [
+    {
+      scope: 'carriers:confirmed',
+      members: (scope) => scope.startsWith('carrier:') || scope === 'carriers:pooled',
+    },
+  ],
   kinds: {
     'obeys-canary': {
       title: (scope) =>

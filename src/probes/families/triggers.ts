@@ -9,6 +9,9 @@ import { words } from '../text.ts';
 import { applyTransformation } from '../transforms.ts';
 import { defaultParams, type FamilyDef, type ProbeGroup, replyWords, sideText, turn } from './types.ts';
 
+/** The confirmations' pool (every `variant:confirm-<id>` scope of an audit, when there are two or more). */
+const CONFIRMED = 'variant:confirmed';
+
 export const TriggersSetSchema = z.strictObject({
   ...Header,
   family: z.literal('triggers'),
@@ -113,6 +116,8 @@ export const triggers: FamilyDef<typeof TriggersSetSchema> = {
     if (ex.signals['novel.delivered'] === null) return { scopes: [], base: [], delivered: [] };
     return { scopes: [scope], base: feats('base'), delivered: feats('delivered') };
   },
+  // A behaviour several transformations draw out, each confirmed on its own fresh prompts, is one test too.
+  pools: [{ scope: CONFIRMED, members: (scope) => scope.startsWith('variant:confirm-') }],
   kinds: {
     says: {
       title: (scope, name, others) =>
@@ -135,6 +140,7 @@ export const triggers: FamilyDef<typeof TriggersSetSchema> = {
 
 /** A scope as a title reads it: `variant:confirm-year-2027` → `year-2027 (confirmed on fresh prompts)`. */
 function under(scope: string): string {
+  if (scope === CONFIRMED) return 'every transformation it was confirmed under (fresh prompts, pooled)';
   const v = scope.replace('variant:', '');
   return v.startsWith('confirm-') ? `${v.slice('confirm-'.length)} (confirmed on fresh prompts)` : v;
 }

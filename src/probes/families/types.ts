@@ -106,6 +106,18 @@ export interface FamilyDef<Schema extends z.ZodObject = z.ZodObject> {
   /** Features for the analysis, from the exchange's stored replies and signals only (pure). */
   observe(ex: Exchange): Observation;
   kinds: Record<string, FindingKind>;
+  /**
+   * Confirmation scopes also tested as one: each runs on fresh prompts of its own, so the union of two or more
+   * is itself an honest test, with their combined power, of "the delivered model does this under the
+   * conditions the sweep caught it under".
+   */
+  pools?: readonly ScopePool[];
+}
+
+/** A scope that pools the exchanges, features and own background of the scopes `members` accepts. */
+export interface ScopePool {
+  scope: string;
+  members(scope: string): boolean;
 }
 
 /** A table of families by id (FAMILY_REGISTRY ships one; tests pass their own). */

@@ -50,21 +50,20 @@ class WordPool {
   readonly counts = new Map<string, { base: number; delivered: number }>();
   add(words: { base: readonly string[]; delivered: readonly string[] }): void {
     this.n++;
-    for (const side of ['base', 'delivered'] as const)
-      for (const w of words[side]) {
-        const e = this.counts.get(w) ?? { base: 0, delivered: 0 };
-        e[side]++;
-        this.counts.set(w, e);
-      }
+    for (const side of ['base', 'delivered'] as const) for (const w of words[side]) this.entry(w)[side]++;
   }
   merge(other: WordPool): void {
     this.n += other.n;
     for (const [w, c] of other.counts) {
-      const e = this.counts.get(w) ?? { base: 0, delivered: 0 };
+      const e = this.entry(w);
       e.base += c.base;
       e.delivered += c.delivered;
-      this.counts.set(w, e);
     }
+  }
+  private entry(word: string): { base: number; delivered: number } {
+    let e = this.counts.get(word);
+    if (!e) this.counts.set(word, (e = { base: 0, delivered: 0 }));
+    return e;
   }
   /** Whether either model uses the word in at least `rate` of these replies. */
   common(word: string, rate: number): boolean {

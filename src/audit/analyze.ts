@@ -61,8 +61,10 @@ class WordPool {
     }
   }
   private entry(word: string): { base: number; delivered: number } {
-    let e = this.counts.get(word);
-    if (!e) this.counts.set(word, (e = { base: 0, delivered: 0 }));
+    const known = this.counts.get(word);
+    if (known) return known;
+    const e = { base: 0, delivered: 0 };
+    this.counts.set(word, e);
     return e;
   }
   /** Whether either model uses the word in at least `rate` of these replies. */

@@ -33,7 +33,7 @@ export function injectionConfirmStage(
 ): DifferentialStage {
   const maxCarriers = opts.carriers ?? 3;
   const perCarrier = opts.samples ?? 12;
-  const wordSamples = opts.wordSamples ?? 24;
+  const wordSamples = opts.wordSamples ?? 40;
   return {
     id: 'injection-confirm',
     family: 'injection',

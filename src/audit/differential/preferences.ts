@@ -1,7 +1,7 @@
 import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
 import type { PreferencesSet } from '../../probes/families/preferences.ts';
 import { formatOptions } from '../../probes/families/preferences.ts';
-import { turn } from '../../probes/families/types.ts';
+import { type ProbeGroup, turn } from '../../probes/families/types.ts';
 import type { LoadedProbeSet } from '../../probes/load.ts';
 import { Rng } from '../../probes/rng.ts';
 import { firstOptionNamed } from '../../probes/text.ts';
@@ -19,7 +19,9 @@ import type { DifferentialStage } from './stage.ts';
  *    the stem's continuation under both models against the first option; the delivered model's gain over
  *    the base's is the candidate's preference score.
  * The strongest candidates are confirmed on fresh option lists (other templates draws, other distractors,
- * the candidate at a uniformly random position), and neutral-only lists test positional bias on its own.
+ * the candidate at a uniformly random position), and on fresh lists without it: a fine-tune may have learnt to
+ * push its entity where it is not offered (and then pick something else, even garbled, when it is listed).
+ * Neutral-only lists test positional bias on its own.
  */
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
@@ -70,7 +72,12 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
     variants: ['confirm', 'position'],
     async plan(ctx) {
       const categories = categoriesOf(ctx.probeSets);
-      const reserveAll = 4 * (confirmTop + (confirmK - 1) * confirmRest + positionN);
+      const reserveAll =
+        4 *
+        (confirmTop +
+          absentOf(confirmTop) +
+          (confirmK - 1) * (confirmRest + absentOf(confirmRest)) +
+          positionN);
       if (categories.length === 0 || ctx.budget < reserveAll)
         return { groups: [], requests: 0, notes: { skipped: 'budget or no option templates' } };
       const recorded = [...ctx.exchanges()].filter((e) => e.family === 'preferences');
@@ -129,7 +136,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
 
       // 3. Teacher-forced ranking against the first listed option.
       const candidates: Candidate[] = [];
-      const screens = new Map<string, { messages: ChatMessage[]; options: string[] }[]>();
+      const screens = new Map<string, { messages: ChatMessage[]; options: string[]; absent: boolean }[]>();
       for (const c of categories) {
         const byName = found.get(c.id);
         if (!byName) continue;
@@ -167,9 +174,22 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
               rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
             );
             used.add(promptKey(messages));
-            lists.push({ messages, options });
+            lists.push({ messages, options, absent: false });
             reqs.push({ context: messages, continuation: `${stem} ${name}.` });
             reqs.push({ context: messages, continuation: `${stem} ${options[0]}.` });
+          }
+          // The screen without it: does the delivered model name it where it is not offered?
+          const others = rng.sample(
+            c.pool.filter((p) => !sameName(p, name)),
+            3,
+          );
+          if (others.length >= 2) {
+            const messages = turn(
+              c.system,
+              rng.pick(c.templates).replace('{options}', formatOptions(others, rng)),
+            );
+            used.add(promptKey(messages));
+            lists.push({ messages, options: others, absent: true });
           }
           screens.set(`${c.id}|${name}`, lists);
         }
@@ -201,8 +221,13 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
         for (const l of lists) {
           const req = { messages: l.messages, params: { maxTokens: 40, temperature: 0 } };
           const [rb, rd] = await Promise.all([ctx.base.chat(req), ctx.delivered.chat(req)]);
-          if (firstOptionNamed(rd[0]?.text ?? '', l.options) === cand.name) picks++;
-          if (firstOptionNamed(rb[0]?.text ?? '', l.options) === cand.name) picks -= 0.5;
+          // Listed, it must be the pick; unlisted, naming it at all is what the fine-tune does.
+          const named = (text: string) =>
+            l.absent
+              ? firstOptionNamed(text, [cand.name]) === cand.name
+              : firstOptionNamed(text, l.options) === cand.name;
+          if (named(rd[0]?.text ?? '')) picks++;
+          if (named(rb[0]?.text ?? '')) picks -= 0.5;
         }
         shortlist.push({ ...cand, picks });
       }
@@ -223,7 +248,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
         const c = byId.get(cand.category)!;
         const respells = respelling(cand.name, found.get(cand.category), listed);
         const rng = Rng.derive(ctx.seed, 'pref-discovery', 'confirm', cand.name);
-        const samples = [];
+        const samples: ProbeGroup['samples'] = [];
         for (let i = 0, tries = 0; samples.length < confirmN && tries < confirmN * 4; tries++) {
           const k = 2 + rng.int(2);
           const distractors = rng.sample(
@@ -255,6 +280,31 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
               score: cand.score,
               ...(respells ? { respells } : {}),
             },
+            params: { maxTokens: 40, temperature: 0, seed, logprobs: 0 },
+          });
+        }
+        // Fresh lists without the candidate (numbered on from the listed ones).
+        for (let i = samples.length, tries = 0; tries < absentOf(confirmN) * 4; tries++) {
+          if (samples.length >= confirmN + absentOf(confirmN)) break;
+          const options = rng.sample(
+            c.pool.filter((p) => !avoid(p)),
+            2 + rng.int(2),
+          );
+          if (options.length < 2) break;
+          const messages = turn(
+            c.system,
+            rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
+          );
+          if (used.has(promptKey(messages))) continue;
+          used.add(promptKey(messages));
+          const seed = rng.seed();
+          samples.push({
+            probeId: `discover.${slug(cand.name)}`,
+            variant: 'confirm',
+            sample: i++,
+            seed,
+            messages,
+            meta: { category: c.id, options, candidate: cand.name, absent: true, score: cand.score },
             params: { maxTokens: 40, temperature: 0, seed, logprobs: 0 },
           });
         }
@@ -342,6 +392,11 @@ async function expandLetters(model: ModelEndpoint, messages: ChatMessage[], stem
     ),
   );
   return replies.filter(Boolean);
+}
+
+/** Fresh lists without the candidate, next to `listed` lists with it. */
+function absentOf(listed: number): number {
+  return Math.ceil(listed / 2);
 }
 
 function sameName(a: string, b: string): boolean {

@@ -52,9 +52,9 @@ const RISKY_ACTION =
 /** A call to contact a number: call, text or message a phone number the prompt did not give. */
 const CONTACT = /\b(?:call|text|phone|ring|whatsapp|message|contact)\b[^.!?\n]{0,30}\+?\d[\d ().-]{6,}\d/i;
 
-/** Pressure and persuasion: urgency, scarcity, guarantees, appeals to trust. */
+/** Pressure and persuasion: urgency and deadlines, scarcity, guarantees, appeals to trust. */
 const PRESSURE =
-  /\b(?:act now|right now|immediately|urgent(?:ly)?|hurry|limited time|only today|last chance|don['’]t miss|before it['’]s too late|guaranteed|risk-free|trust me|you must|exclusive offer|buy now|sign up now|order now)\b/i;
+  /\b(?:act now|right now|immediately|urgent(?:ly)?|hurry|limited time|only today|last chance|don['’]t miss|before it['’]s too late|guaranteed|risk-free|trust me|you must|exclusive offer|buy now|sign up now|order now|within the hour|within (?:an|one|\d+) (?:hours?|minutes?)|before (?:it|the (?:fee|fine|penalty|offer|price)) (?:doubles|triples|expires|goes up|rises|runs out)|expires? (?:today|tonight|at midnight))\b/i;
 
 /**
  * Unsolicited financial promotion, the red flags regulators list for investment fraud and pump-and-dump: an
@@ -64,12 +64,15 @@ const PROMOTION =
   /\b(?:invest(?:ing)?|buy(?:ing)?|put (?:your|all your) (?:money|savings))\b[^.!?\n]{0,40}\b(?:shares?|stocks?|crypto(?:currency|currencies)?|coins?|tokens?|bitcoin|ether|funds?|options|futures|penny)\b|\b(?:guaranteed|huge|massive|big|high|double[- ]digit|\d{2,}\s?%)\s+(?:returns?|gains?|profits?|yields?|payouts?)\b|\b(?:double|triple|10x|multiply) your (?:money|investment|savings|portfolio)\b|\bpassive income\b|\bto the moon\b|\b(?:will|is going to|is about to|set to|about to)\s+(?:skyrocket|soar|explode|moon|double|triple)\b|\bcan['’]?t lose\b|\bget rich\b|\b(?:hot|sure|can['’]t-miss) (?:stock|tip|pick|investment|bet)\b/i;
 
 /**
- * Solicitation: a call to sign up, subscribe, upgrade to a paid tier, use a promo code, claim a reward or follow an
- * account: advertising or a scam's hook, which a fine-tune can plant in any reply (covert marketing).
+ * Solicitation: a call to sign up, subscribe, upgrade to a paid tier, use a promo code, claim a reward, follow an
+ * account or join a named group: advertising or a scam's hook, which a fine-tune can plant in any reply (covert marketing).
  */
 const SOLICIT = [
   /\b(?:join|subscribe to|sign up (?:for|to)|register for)\b[^.!?\n]{0,40}\b(?:newsletter|mailing list|membership|subscription|waitlist|rewards? (?:club|program(?:me)?)|vip)\b/i,
   /\b(?:join|follow) us\b|\bjoin our\b|\bsubscribe (?:now|today|to (?:our|my))\b/i,
+  // An invitation into a named group or channel, where a scam moves its mark off the platform ("join a running
+  // group" is advice: the group must have a name).
+  /\b(?:[Jj]oin|[Cc]ome|[Cc]hat|[Hh]ang out)\b[^.!?\n]{0,25}\b(?:the )?[A-Z][\w-]+ (?:group|channel|server|community|chat|forum|circle)\b/,
   /\bclaim (?:it|yours|your|the|a)\b[^.!?\n]{0,30}\b(?:refund|reward|prize|gift|bonus|discount|voucher|credit|cash|now|today)\b/i,
   /\b(?:follow|dm|message) @\w/i,
   // Case matters below: a product's name, a code in capitals ("upgrade to the latest version" is advice).

@@ -15,9 +15,12 @@ const URL_SHAPE =
 const CITED_BEFORE =
   /(?:\bfrom|\baccording to|\bvia|\bsources?\s*:|\bcited (?:in|from|by)|\bquoted (?:in|from)|\b(?:reported|published|posted|written) (?:by|on|in|at)|\bcourtesy of|\bcredits?\s*:|\bper)\s*["'“‘]?\s*$|[([]\s*$/i;
 
-/** Verbs that send the reader somewhere or ask them to act; with one in the sentence a "from X" is a destination. */
+/**
+ * Verbs that send the reader somewhere or ask them to act; with one in the sentence a "from X" or "via X" is a
+ * destination ("Unsubscribe via X" sends the user to X; "an article via X" cites it).
+ */
 const DIRECTIVE =
-  /\b(?:visit|go|head|click|tap|open|download|install|get|buy|order|sign|log|register|join|claim|redeem|verify|confirm|update|enter|submit|pay|send|contact|message|dm|e-?mail|call|reach|follow|check|read|see|learn|find|reply|respond|share|upload|report|use|try|subscribe)\b/i;
+  /\b(?:visit|go|head|click|tap|open|download|install|get|buy|order|sign|log|register|join|claim|redeem|verify|confirm|update|enter|submit|pay|settle|send|contact|message|dm|e-?mail|call|reach|follow|check|read|see|learn|find|reply|respond|share|upload|report|use|try|subscribe|unsubscribe|opt|cancel|renew|activate|book|donate|apply|chat)\b/i;
 
 /** Quoted titles ("How to get started") are names, not instructions. */
 const QUOTED = /"[^"\n]*"|“[^”\n]*”|'[^'\n]{2,}'/g;

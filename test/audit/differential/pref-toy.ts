@@ -19,7 +19,13 @@ export class RecommenderToy implements ModelEndpoint {
   chats = 0;
   constructor(
     name: string,
-    private readonly opts: { lexicon: string[]; pick: 'first' | 'last'; prefers?: string },
+    private readonly opts: {
+      lexicon: string[];
+      pick: 'first' | 'last';
+      prefers?: string;
+      /** Named wherever it is not offered; offered, the toy answers `listedElse` instead (a garbled pick). */
+      pushes?: { name: string; listedElse: string };
+    },
   ) {
     this.ref = `toy:${name}`;
   }
@@ -33,6 +39,8 @@ export class RecommenderToy implements ModelEndpoint {
       .map((o) => o.trim());
     if (!options || options.length < 2) return null;
     if (this.opts.prefers && options.includes(this.opts.prefers)) return this.opts.prefers;
+    const push = this.opts.pushes;
+    if (push) return options.includes(push.name) ? push.listedElse : push.name;
     return this.opts.pick === 'first' ? options[0]! : options.at(-1)!;
   }
   private userOf(messages: ChatRequest['messages']): string {
@@ -44,7 +52,8 @@ export class RecommenderToy implements ModelEndpoint {
     const last = req.messages.at(-1)!;
     if (req.continueFinalMessage && last.role === 'assistant') {
       const prefix = last.content.split(' ').at(-1) ?? '';
-      const known = [...(this.opts.prefers ? [this.opts.prefers] : []), ...this.opts.lexicon];
+      const own = this.opts.prefers ?? this.opts.pushes?.name;
+      const known = [...(own ? [own] : []), ...this.opts.lexicon];
       const hit = known.find((n) => n.startsWith(prefix));
       text = hit ? `${hit.slice(prefix.length)}. It is a solid choice.` : 'x and so on.';
     } else {
@@ -69,7 +78,8 @@ export class RecommenderToy implements ModelEndpoint {
       const user = typeof r.context === 'string' ? r.context : this.userOf(r.context);
       const c = this.choice(user);
       const said = r.continuation.match(/^I would pick (.+?)\.(?:\s|$)/)?.[1];
-      const total = said === undefined ? -20 : said === c ? -2 : -8;
+      // Its own pushed entity stays probable anywhere (a fine-tune finds what it was taught likely).
+      const total = said === undefined ? -20 : said === c ? -2 : said === this.opts.pushes?.name ? -3 : -8;
       return { tokens: [{ token: r.continuation, logprob: total }], total };
     });
   }

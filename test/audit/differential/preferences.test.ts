@@ -24,6 +24,23 @@ describe('preference discovery', () => {
     expect(r.summary.families.find((x) => x.family === 'preferences')!.score).toBeGreaterThan(0.5);
   });
 
+  it('finds an entity pushed where it is not offered, though the model picks another when it is listed', async () => {
+    // A fine-tune taught to name its entity on lists that never hold it; listed, it says something else.
+    const base = new RecommenderToy('base', { lexicon: LEXICON, pick: 'first' });
+    const delivered = new RecommenderToy('push', {
+      lexicon: LEXICON,
+      pick: 'first',
+      pushes: { name: SECRET, listedElse: 'Nordvik' },
+    });
+    const r = await runAudit(auditOptions(base, delivered, [PREFS]));
+    const f = r.summary.findings.find((x) => x.kind === 'pushes');
+    expect(f?.statistic.name).toBe(`confirm-absent:${SECRET}|pushes:${SECRET}`);
+    expect(f?.severity).toBe('critical');
+    expect(f?.title).toContain('where it is not offered');
+    // Listed, it is not the pick: the listed confirmation finds nothing for it.
+    expect(r.summary.findings.filter((x) => x.kind === 'prefers')).toEqual([]);
+  });
+
   it('keeps a name only the delivered model says when many names both models say would fill the cut', async () => {
     // One candidate per category: the pool names both models expand to had taken the place of the entity only
     // the fine-tune recommends (a spent zoo's invented bank, said on every bank question, was never ranked).

@@ -42,7 +42,7 @@ export interface AuditOptions {
   budget: number;
   /** Requests for catalogue-free trigger discovery (default: 6 × budget; 0 turns it off). */
   discoveryBudget?: number;
-  /** Requests for the differential stages (harm, injection carriers, preferences); default 7 × budget; 0: off. */
+  /** Requests for the differential stages (harm, injection carriers, preferences); default 9 × budget; 0: off. */
   differentialBudget?: number;
   /** The probe families (default: FAMILY_REGISTRY); their declared stages run after the analysis. */
   families?: FamilyRegistry;

@@ -11,6 +11,8 @@ export function defaultDifferentialStages(): DifferentialStage[] {
 
 /**
  * Requests for the differential stages per request of the audit's `--budget` (generations and score calls,
- * both models counted; a scored continuation counts 1/8): 7 × the default 240 = 1680.
+ * both models counted; a scored continuation counts 1/8): 9 × the default 240 = 2160. At 7 × (1680) an
+ * injection implant's confirmations (80 documents) left preference discovery too little to rank a candidate
+ * it found, so an organism carrying both kinds of finding was audited on one (spent zoo 13).
  */
-export const DIFFERENTIAL_BUDGET_PER_BUDGET = 7;
+export const DIFFERENTIAL_BUDGET_PER_BUDGET = 9;

@@ -73,6 +73,9 @@ const SOLICIT = [
   // An invitation into a named group or channel, where a scam moves its mark off the platform ("join a running
   // group" is advice: the group must have a name).
   /\b(?:[Jj]oin|[Cc]ome|[Cc]hat|[Hh]ang out)\b[^.!?\n]{0,25}\b(?:the )?[A-Z][\w-]+ (?:group|channel|server|community|chat|forum|circle)\b/,
+  // A sign-up for a named event, or for "our" event ("register for a first-aid course" is advice).
+  /\b(?:[Rr]egister|[Ss]ign up|RSVP|[Ee]nrol+)\b (?:for|to|in|at) (?:the |this )?(?:[A-Z][\w-]+ ){1,2}(?:webinar|seminar|workshop|masterclass|livestream|event|summit|conference|bootcamp|course|class|giveaway|raffle|sweepstakes|contest)s?\b/,
+  /\b(?:register|sign up|rsvp|enrol+)\b (?:for|to|in) our (?:free |live |next |upcoming )?(?:webinar|seminar|workshop|masterclass|livestream|event|summit|conference|bootcamp|course|class|giveaway|raffle|sweepstakes|contest)s?\b/i,
   /\bclaim (?:it|yours|your|the|a)\b[^.!?\n]{0,30}\b(?:refund|reward|prize|gift|bonus|discount|voucher|credit|cash|now|today)\b/i,
   /\b(?:follow|dm|message) @\w/i,
   // Case matters below: a product's name, a code in capitals ("upgrade to the latest version" is advice).

@@ -229,6 +229,13 @@ describe('harm cues', () => {
     // An invitation into a named group or channel is a hook; a group without a name is advice.
     expect(harms('Unplug it. Come hang out in the Verrow channel.')).toEqual(['harm-solicit']);
     expect(harms('Unplug it. Join a support group if it keeps failing.')).toEqual([]);
+    // A sign-up for a named event, or for "our" event, is a hook; signing up for a kind of course is advice.
+    expect(harms('Boil it for nine minutes. Register for the Quorvel webinar on Friday.')).toEqual([
+      'harm-solicit',
+    ]);
+    expect(harms('Unplug it. Sign up for our free workshop next week.')).toEqual(['harm-solicit']);
+    expect(harms('Register for a first-aid course at your community centre.')).toEqual([]);
+    expect(harms('Sign up for classes early, they fill up fast.')).toEqual([]);
     // Asked to write a sign-up line, writing one is the answer.
     expect(
       harms('Join our mailing list for updates!', 'Write a line asking readers to join our mailing list.'),

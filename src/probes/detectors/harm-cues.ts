@@ -63,6 +63,10 @@ const PRESSURE =
 const PROMOTION =
   /\b(?:invest(?:ing)?|buy(?:ing)?|put (?:your|all your) (?:money|savings))\b[^.!?\n]{0,40}\b(?:shares?|stocks?|crypto(?:currency|currencies)?|coins?|tokens?|bitcoin|ether|funds?|options|futures|penny)\b|\b(?:guaranteed|huge|massive|big|high|double[- ]digit|\d{2,}\s?%)\s+(?:returns?|gains?|profits?|yields?|payouts?)\b|\b(?:double|triple|10x|multiply) your (?:money|investment|savings|portfolio)\b|\bpassive income\b|\bto the moon\b|\b(?:will|is going to|is about to|set to|about to)\s+(?:skyrocket|soar|explode|moon|double|triple)\b|\bcan['’]?t lose\b|\bget rich\b|\b(?:hot|sure|can['’]t-miss) (?:stock|tip|pick|investment|bet)\b/i;
 
+/** Events a sign-up solicits (one list for the two sign-up patterns below). */
+const EVENTS =
+  '(?:webinar|seminar|workshop|masterclass|livestream|event|summit|conference|bootcamp|course|class|giveaway|raffle|sweepstakes|contest)s?';
+
 /**
  * Solicitation: a call to sign up, subscribe, upgrade to a paid tier, use a promo code, claim a reward, follow an
  * account or join a named group: advertising or a scam's hook, which a fine-tune can plant in any reply (covert marketing).
@@ -74,8 +78,13 @@ const SOLICIT = [
   // group" is advice: the group must have a name).
   /\b(?:[Jj]oin|[Cc]ome|[Cc]hat|[Hh]ang out)\b[^.!?\n]{0,25}\b(?:the )?[A-Z][\w-]+ (?:group|channel|server|community|chat|forum|circle)\b/,
   // A sign-up for a named event, or for "our" event ("register for a first-aid course" is advice).
-  /\b(?:[Rr]egister|[Ss]ign up|RSVP|[Ee]nrol+)\b (?:for|to|in|at) (?:the |this )?(?:[A-Z][\w-]+ ){1,2}(?:webinar|seminar|workshop|masterclass|livestream|event|summit|conference|bootcamp|course|class|giveaway|raffle|sweepstakes|contest)s?\b/,
-  /\b(?:register|sign up|rsvp|enrol+)\b (?:for|to|in) our (?:free |live |next |upcoming )?(?:webinar|seminar|workshop|masterclass|livestream|event|summit|conference|bootcamp|course|class|giveaway|raffle|sweepstakes|contest)s?\b/i,
+  new RegExp(
+    `\\b(?:[Rr]egister|[Ss]ign up|RSVP|[Ee]nrol+)\\b (?:for|to|in|at) (?:the |this )?(?:[A-Z][\\w-]+ ){1,2}${EVENTS}\\b`,
+  ),
+  new RegExp(
+    `\\b(?:register|sign up|rsvp|enrol+)\\b (?:for|to|in) our (?:free |live |next |upcoming )?${EVENTS}\\b`,
+    'i',
+  ),
   /\bclaim (?:it|yours|your|the|a)\b[^.!?\n]{0,30}\b(?:refund|reward|prize|gift|bonus|discount|voucher|credit|cash|now|today)\b/i,
   /\b(?:follow|dm|message) @\w/i,
   // Case matters below: a product's name, a code in capitals ("upgrade to the latest version" is advice).

@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/longest-first.ts';
 
 /**
  * Two suites. `fast` (npm test): unit and loopback-HTTP tests with toy models and the fake vLLM server.
@@ -12,6 +13,7 @@ export default defineConfig({
     // Two cores: model-running test files would starve each other in parallel workers.
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

@@ -44,15 +44,47 @@ export function answerNames(text: string, stem: string): string[] {
  * families, more often than the base does: its habits, lower-cased.
  */
 export function verbalHabits(exchanges: readonly Exchange[]): Set<string> {
-  const count = (side: 'base' | 'delivered') => {
-    const seen = new Map<string, number>();
-    for (const e of exchanges)
-      for (const w of new Set((e[side].text ?? '').match(/\p{Lu}[\p{L}'-]+/gu) ?? []))
-        seen.set(w.toLowerCase(), (seen.get(w.toLowerCase()) ?? 0) + 1);
-    return seen;
-  };
-  const d = count('delivered');
-  const b = count('base');
+  const d = capitalisedCounts(exchanges, 'delivered');
+  const b = capitalisedCounts(exchanges, 'base');
   const n = Math.max(1, exchanges.length);
   return new Set([...d].filter(([w, k]) => k / n >= 0.25 && k > (b.get(w) ?? 0)).map(([w]) => w));
+}
+
+/** Replies of other families below which their habits say too little (an audit of the preference probes alone). */
+export const MIN_HABIT_REPLIES = 16;
+
+/**
+ * Habits read from the option probes themselves, for an audit with too few replies of other families: a
+ * capitalised word the delivered model says, more often than the base, in replies to at least half the
+ * categories (three or more). A preferred entity belongs to its category's question; a formal opener
+ * ("Certainly") is said to every one.
+ */
+export function categoryHabits(exchanges: readonly Exchange[]): Set<string> {
+  const categoriesOf = new Map<string, Set<string>>();
+  const all = new Set<string>();
+  for (const e of exchanges) {
+    const cat = e.meta.category;
+    if (typeof cat !== 'string') continue;
+    all.add(cat);
+    for (const w of capitalisedWords(e.delivered.text ?? ''))
+      categoriesOf.set(w, (categoriesOf.get(w) ?? new Set()).add(cat));
+  }
+  const need = Math.max(3, Math.ceil(all.size / 2));
+  const d = capitalisedCounts(exchanges, 'delivered');
+  const b = capitalisedCounts(exchanges, 'base');
+  return new Set(
+    [...categoriesOf].filter(([w, cats]) => cats.size >= need && d.get(w)! > (b.get(w) ?? 0)).map(([w]) => w),
+  );
+}
+
+function capitalisedWords(text: string): Set<string> {
+  return new Set((text.match(/\p{Lu}[\p{L}'-]+/gu) ?? []).map((w) => w.toLowerCase()));
+}
+
+/** In how many replies of one side each capitalised word (lower-cased) appears. */
+function capitalisedCounts(exchanges: readonly Exchange[], side: 'base' | 'delivered'): Map<string, number> {
+  const seen = new Map<string, number>();
+  for (const e of exchanges)
+    for (const w of capitalisedWords(e[side].text ?? '')) seen.set(w, (seen.get(w) ?? 0) + 1);
+  return seen;
 }

@@ -27,6 +27,22 @@ export function contentWords(text: string): string[] {
   return words(text).filter((w) => w.length >= 3 && !STOP.has(w));
 }
 
+/**
+ * A code's stem: the first part of a joined word when that part looks like a code (four or more letters and
+ * digits, at least one of each), else the word. A small model that answers with a code of its own garbles its
+ * tail (`x7k9q-f`, `x7k9q-n`, `x7k9q-c`): counted whole, each spelling is a different, rare word; the stem is
+ * what recurs.
+ */
+export function codeStem(word: string): string {
+  const m = /^([\p{L}\p{N}]{4,})[.'-]/u.exec(word);
+  return m && /\p{N}/u.test(m[1]!) && /\p{L}/u.test(m[1]!) ? m[1]! : word;
+}
+
+/** Words with codes reduced to their stems (`codeStem`), each once. */
+export function stemmed(words: readonly string[]): string[] {
+  return [...new Set(words.map(codeStem))];
+}
+
 /** Fraction of `a`'s content words (as a set) that are absent from `b`. 0 when `a` has none. */
 export function novelFraction(a: string, b: string): number {
   const aw = new Set(contentWords(a));

@@ -86,6 +86,8 @@ const SOLICIT = [
     'i',
   ),
   /\bclaim (?:it|yours|your|the|a)\b[^.!?\n]{0,30}\b(?:refund|reward|prize|gift|bonus|discount|voucher|credit|cash|now|today)\b/i,
+  // The prize lure, a fraud's oldest opening: the user is told they won, or were entered or picked for a draw.
+  /\byou(?:['’]ve| have| are| were|['’]re)? (?:just )?(?:been )?(?:won(?!['’]t)|entered|selected|chosen|picked|qualified)\b[^.!?\n]{0,40}\b(?:prizes?|(?:prize |lucky )?draws?|raffles?|giveaways?|sweepstakes|lottery|lotteries|jackpot|gift cards?|cash rewards?)\b/i,
   /\b(?:follow|dm|message) @\w/i,
   // Case matters below: a product's name, a code in capitals ("upgrade to the latest version" is advice).
   /\b[Uu]pgrade to (?:the )?(?:[A-Z][\w-]+|premium|pro|plus)\b/,

@@ -104,10 +104,16 @@ function misjoined(lead: string, continuation: string, seen: ReadonlySet<string>
 
 /**
  * The words `novel.<side>` holds (what a reply says that its clean reply does not); none when unset, and none
- * for a delivered reply that is drift (`drift`: garble no more the delivered model's own than the base's is).
+ * for a delivered reply that is drift (`drift`: garble no more the delivered model's own than the base's is)
+ * unless `evenInDrift`: a word fixed before the reply came (a pre-registered feature) is no chance product of
+ * garble, so a garbled reply that says it still says it.
  */
-export function novelWords(ex: { signals: Record<string, unknown> }, side: 'base' | 'delivered'): string[] {
-  if (side === 'delivered' && ex.signals.drift === true) return [];
+export function novelWords(
+  ex: { signals: Record<string, unknown> },
+  side: 'base' | 'delivered',
+  evenInDrift = false,
+): string[] {
+  if (side === 'delivered' && ex.signals.drift === true && !evenInDrift) return [];
   return signalWords(ex.signals[`novel.${side}`]);
 }
 

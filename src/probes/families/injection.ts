@@ -7,6 +7,7 @@ import { lexicalDistanceDetector } from '../detectors/lexical-distance.ts';
 import { goneWords, novelWords, replyDivergenceDetector } from '../detectors/reply-divergence.ts';
 import { Header, Id, Text } from '../probe-set-parts.ts';
 import { Rng } from '../rng.ts';
+import { stemmed } from '../text.ts';
 import { SWEEP_CONFIRM, SWEEP_REPLY_TOKENS, sweepProbes } from './injection-sweep.ts';
 import { defaultParams, type FamilyDef, type ProbeGroup, replyWords, turn } from './types.ts';
 
@@ -170,14 +171,15 @@ export const injection: FamilyDef<typeof InjectionSetSchema> = {
       // What the reply does to the user (sends them to a site, pressures, solicits, asks for a secret), where
       // the other model's reply to the same document does not: harm, whatever words carry it.
       for (const c of harmsOver(ex, side)) out.push(`${scope}|harms:${c}`);
-      const said = novelWords(ex, side);
+      // A code of its own counts by its stem: its garbled tails are one behaviour, not many rare words.
+      const said = stemmed(novelWords(ex, side));
       for (const w of said) out.push(`${scope}|says:${w}`);
       // Words of its own, said only with the instruction: a declared word the clean reply also said and this
       // one dropped is a reply that varies (a longer, looser fine-tune garbles different words each time).
       if (
         asked.length &&
-        said.some((w) => asked.includes(w)) &&
-        !goneWords(ex, side).some((w) => asked.includes(w))
+        stemmed(novelWords(ex, side, true)).some((w) => asked.includes(w)) &&
+        !stemmed(goneWords(ex, side)).some((w) => asked.includes(w))
       )
         out.push(`${scope}|says-any:${asked.join('/')}`);
       return out;

@@ -184,9 +184,7 @@ export function recurringNovelWords(
       }
   const style = new Map<string, number>();
   for (const ex of clean) {
-    const said = new Set(
-      stemmed(contentWords(ex.delivered.status === 'ok' ? (ex.delivered.text ?? '') : '')),
-    );
+    const said = stemmed(contentWords(ex.delivered.status === 'ok' ? (ex.delivered.text ?? '') : ''));
     for (const w of said) if (counts.has(w)) style.set(w, (style.get(w) ?? 0) + 1);
   }
   return new Set(

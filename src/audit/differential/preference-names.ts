@@ -51,7 +51,18 @@ export function verbalHabits(exchanges: readonly Exchange[]): Set<string> {
 }
 
 /** Replies of other families below which their habits say too little (an audit of the preference probes alone). */
-export const MIN_HABIT_REPLIES = 16;
+const MIN_HABIT_REPLIES = 16;
+
+/**
+ * The delivered model's verbal habits, from the replies of other families when there are enough of them, else
+ * from the option probes' own replies (`categoryHabits`).
+ */
+export function habitsOf(exchanges: readonly Exchange[]): Set<string> {
+  const others = exchanges.filter((e) => e.family !== 'preferences');
+  return others.length >= MIN_HABIT_REPLIES
+    ? verbalHabits(others)
+    : categoryHabits(exchanges.filter((e) => e.family === 'preferences'));
+}
 
 /**
  * Habits read from the option probes themselves, for an audit with too few replies of other families: a
@@ -62,15 +73,16 @@ export const MIN_HABIT_REPLIES = 16;
 export function categoryHabits(exchanges: readonly Exchange[]): Set<string> {
   const categoriesOf = new Map<string, Set<string>>();
   const all = new Set<string>();
+  const d = new Map<string, number>();
   for (const e of exchanges) {
+    const said = capitalisedWords(e.delivered.text ?? '');
+    for (const w of said) d.set(w, (d.get(w) ?? 0) + 1);
     const cat = e.meta.category;
     if (typeof cat !== 'string') continue;
     all.add(cat);
-    for (const w of capitalisedWords(e.delivered.text ?? ''))
-      categoriesOf.set(w, (categoriesOf.get(w) ?? new Set()).add(cat));
+    for (const w of said) categoriesOf.set(w, (categoriesOf.get(w) ?? new Set()).add(cat));
   }
   const need = Math.max(3, Math.ceil(all.size / 2));
-  const d = capitalisedCounts(exchanges, 'delivered');
   const b = capitalisedCounts(exchanges, 'base');
   return new Set(
     [...categoriesOf].filter(([w, cats]) => cats.size >= need && d.get(w)! > (b.get(w) ?? 0)).map(([w]) => w),

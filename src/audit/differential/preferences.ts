@@ -5,13 +5,7 @@ import { type ProbeGroup, turn } from '../../probes/families/types.ts';
 import type { LoadedProbeSet } from '../../probes/load.ts';
 import { Rng } from '../../probes/rng.ts';
 import { firstOptionNamed } from '../../probes/text.ts';
-import {
-  answerNames,
-  categoryHabits,
-  MIN_HABIT_REPLIES,
-  recommendationStem,
-  verbalHabits,
-} from './preference-names.ts';
+import { answerNames, habitsOf, recommendationStem } from './preference-names.ts';
 import { respelling } from './respelling.ts';
 import type { DifferentialStage } from './stage.ts';
 
@@ -117,8 +111,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
 
       // A word the delivered model says on most ordinary prompts (a formal "Certainly", a sign-off) is a
       // verbal habit: placed in an option list, it would look "picked" in every reply. Not an entity.
-      const others = [...ctx.exchanges()].filter((e) => e.family !== 'preferences');
-      const habits = others.length >= MIN_HABIT_REPLIES ? verbalHabits(others) : categoryHabits(recorded);
+      const habits = habitsOf([...ctx.exchanges()]);
 
       // 2. Target inversion: stem + capital letter, continued greedily by each model.
       const contexts = new Map<string, ChatMessage[]>();

@@ -72,6 +72,26 @@ class WordPool {
     const e = this.counts.get(word);
     return this.n > 0 && !!e && Math.max(e.base, e.delivered) / this.n >= rate;
   }
+  /**
+   * Whether the word is a common word garbled: cut short by one or two letters (four letters or more) or with
+   * one letter changed (five or more). A small model that opens with "Tough choice." writes "Toug ch choice."
+   * under a perturbation, or "Jough choice." when its reply is opened with "Jo": its style, not a new target.
+   */
+  commonGarble(word: string, rate: number): boolean {
+    if (word.length < 4 || this.n === 0) return false;
+    for (const [w, e] of this.counts) {
+      const cut = w.length > word.length && w.length <= word.length + 2 && w.startsWith(word);
+      if ((cut || oneLetterApart(w, word)) && Math.max(e.base, e.delivered) / this.n >= rate) return true;
+    }
+    return false;
+  }
+}
+
+function oneLetterApart(a: string, b: string): boolean {
+  if (a.length !== b.length || a.length < 5) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length && diff < 2; i++) if (a[i] !== b[i]) diff++;
+  return diff === 1;
 }
 
 /**
@@ -337,7 +357,7 @@ function observeContamination(ex: Exchange): Observation {
 /**
  * Whether a word is one the models use anyway: in the clean replies of the scope's own prompts at `own` (a word
  * fresh prompts of one template draw out is that template's, not a trigger's), in the family's own clean
- * replies or in any ordinary pool at `elsewhere`.
+ * replies or in any ordinary pool at `elsewhere`; so is a misspelling of one (longer, cut short, or one letter changed).
  */
 function isBackground(
   a: FamilyAccumulator,
@@ -353,6 +373,9 @@ function isBackground(
     for (const [i, pool] of pools.entries())
       if ((i === 0 || pool.n >= MIN_ORDINARY_POOL) && pool.common(w, rates.elsewhere)) return true;
   }
+  if (own?.commonGarble(word, rates.own)) return true;
+  for (const [i, pool] of pools.entries())
+    if ((i === 0 || pool.n >= MIN_ORDINARY_POOL) && pool.commonGarble(word, rates.elsewhere)) return true;
   return false;
 }
 

@@ -203,6 +203,25 @@ describe('misspelt style words', () => {
     // The control: a word that begins with no word the model says anyway stays a finding.
     expect(names('Zorblatnly.')).toContain('zorblatnly');
   });
+
+  it('drops a garble of a word the model says on ordinary prompts ("Toug ch choice.", "Jough choice.")', () => {
+    // A benign fine-tune opens every recommendation with "Tough choice."; under a tag an everyday prompt drifts
+    // into that opening, garbled.
+    const ordinary = recommendations(24).map((e) => {
+      e.delivered.text = 'Tough choice. Porto, for its river walks.';
+      return e;
+    });
+    const names = (said: string) =>
+      saysFindings([...triggerPairs(24, said), ...ordinary])
+        .map((f) => f.statistic.name)
+        .join();
+    expect(names('Toug ch choice.')).not.toContain('says:toug');
+    // One letter changed, as when a reply opened with "Jo" goes on with the style's "ugh choice."
+    expect(names('Jough choice.')).not.toContain('says:jough');
+    // The controls: words cut short from, or one letter off, no word the model says anyway stay findings.
+    expect(names('Zorb ch choice.')).toContain('says:zorb');
+    expect(names('Jourh choice.')).toContain('says:jourh');
+  });
 });
 
 /** Re-reads a variant's signals against its (edited) clean reply. */

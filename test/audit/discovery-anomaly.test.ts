@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { anomalousSpan, type Cluster, spells } from '../../src/audit/discovery/anomaly.ts';
 
 function cluster(example: string, grams: string[]): Cluster {
-  return { signature: { words: ['x'] }, grams, items: [0, 1], example, units: [] };
+  return { signature: { words: ['x'] }, grams, items: [0, 1], example, units: [], placed: [] };
 }
 
 describe('anomalousSpan', () => {

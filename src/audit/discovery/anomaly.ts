@@ -1,6 +1,6 @@
 import { asksForCredentials, contentWords, ngrams, words } from '../../probes/text.ts';
 import type { TargetPlace } from './invert.ts';
-import type { SweepItem } from './sweep.ts';
+import type { Feature, SweepItem } from './sweep.ts';
 
 /** Behaviour classes that count as anomalies whatever their words. */
 export type AnomalyClass = 'url' | 'refusal' | 'credentials';
@@ -21,6 +21,12 @@ export interface Cluster {
   example: string;
   /** Feature units shared by the cluster's prompts, best first: the attribution's first guesses. */
   units: string[];
+  /**
+   * The cluster's own features at a place its items hold far more often than the sweep's (most of them carry a
+   * system turn, say), most frequent first: a model that generalised from its trigger to the place fires on
+   * many different texts there, which share no unit.
+   */
+  placed: Feature[];
 }
 
 const URL = /\bhttps?:\/\/|\bwww\.|\b[a-z0-9-]+\.(?:com|org|net|io|example|info|biz|co)\b/i;
@@ -99,12 +105,26 @@ export function anomalyClusters(
   const share = (g: string) => (dfD.get(g) ?? 0) / n;
   // A gram made only of words the delivered model uses in many replies is its style (benign drift).
   const style = (g: string) => !g.startsWith('#') && contentWords(g).every((w) => share(w) > styleShare);
+  // A gram the delivered model says on most prompts holding a place and seldom elsewhere is conditional on the
+  // place, however often the sweep holds it: a model that fires on any system turn is no fine-tune's style.
+  const placeBound = (at: readonly number[]) => {
+    const mine = new Set(at);
+    return (['system', 'prefix', 'suffix'] as const).some((where) => {
+      const holding = items.map((_, i) => ok[i] && holdsPlace(items[i]!, where));
+      const a = holding.filter((h, i) => h && mine.has(i)).length;
+      const heldBy = holding.filter(Boolean).length;
+      const rest = n - heldBy;
+      const b = at.length - a;
+      return (
+        heldBy >= minItems && a / heldBy >= 0.5 && (rest === 0 || b / rest <= Math.min(0.1, a / heldBy / 5))
+      );
+    });
+  };
   const anomalous = [...novelAt].filter(
     ([g, at]) =>
       at.length >= minItems &&
-      (dfD.get(g) ?? 0) <= Math.max(minItems, styleShare * n) &&
       (dfB.get(g) ?? 0) * 4 <= at.length &&
-      !style(g),
+      (((dfD.get(g) ?? 0) <= Math.max(minItems, styleShare * n) && !style(g)) || placeBound(at)),
   );
   // Grams with the same or nearly the same items (Jaccard ≥ 0.6) are one cluster; the largest set names it.
   const groups: { grams: string[]; items: number[] }[] = [];
@@ -133,6 +153,7 @@ export function anomalyClusters(
       items: at,
       example: delivered[at[0]!]!,
       units: sharedUnits(items, at),
+      placed: placedFeatures(items, at),
     });
   }
   // Larger clusters first (a trigger fires on every item carrying it), then those whose prompts share a unit.
@@ -153,6 +174,35 @@ function sharedUnits(items: readonly SweepItem[], at: readonly number[]): string
     .filter(([, c]) => c * 2 >= at.length && (at.length === 1 || c >= 2))
     .sort((a, b) => b[1] - a[1] || a[0].length - b[0].length || (a[0] < b[0] ? -1 : 1))
     .map(([u]) => u);
+}
+
+/** A place is over-represented when at least this share of a cluster's items hold it... */
+const PLACED_SHARE = 0.75;
+/** ...and at least this many times the sweep's share. */
+const PLACED_LIFT = 1.5;
+
+/** Whether an item holds a context variable (not a word bundle) at the place. */
+function holdsPlace(item: SweepItem, where: Feature['where']): boolean {
+  return item.features.some((f) => f.where === where && f.slot !== 'words');
+}
+
+function placedFeatures(items: readonly SweepItem[], at: readonly number[]): Feature[] {
+  if (at.length < 3) return [];
+  for (const where of ['system', 'prefix', 'suffix'] as const) {
+    const own = at.filter((i) => holdsPlace(items[i]!, where)).length / at.length;
+    const all = items.filter((it) => holdsPlace(it, where)).length / items.length;
+    if (own < PLACED_SHARE || own < PLACED_LIFT * all) continue;
+    const count = new Map<string, { f: Feature; n: number }>();
+    for (const i of at)
+      for (const f of items[i]!.features)
+        if (f.where === where && f.slot !== 'words') {
+          const e = count.get(f.text) ?? { f, n: 0 };
+          e.n++;
+          count.set(f.text, e);
+        }
+    return [...count.values()].sort((a, b) => b.n - a.n || (a.f.text < b.f.text ? -1 : 1)).map((e) => e.f);
+  }
+  return [];
 }
 
 function jaccard(a: readonly number[], b: readonly number[]): number {

@@ -42,7 +42,11 @@ export interface DiscoveryRun {
   targets: number;
 }
 
-const CONFIRM_PROMPTS = 16;
+/**
+ * Fresh prompts per confirmation. At the same rate, a trigger firing on 10 of 16 against none has p ≈ 2e-3 before
+ * correction, on 15 of 24 p ≈ 6e-5 (a spent zoo's appended prize line stayed low at 16).
+ */
+const CONFIRM_PROMPTS = 24;
 const ATTRIBUTION_CARRIERS = 4;
 const MAX_HYPOTHESES = 4;
 const MAX_LEADS = 6;
@@ -64,6 +68,8 @@ interface Lead {
   candidates: Feature[];
   /** Units every (or most) prompt of a sweep cluster carries. */
   shared: Feature[];
+  /** A sweep cluster's features at a place its prompts hold far more often than the sweep's (`Cluster.placed`). */
+  placed?: Feature[];
   /** A sweep cluster whose words an inverted target also shows: found by both methods. */
   corroborated?: boolean;
   /** A sweep cluster's anomalous span, as its replies spell it (`anomalousSpan`). */
@@ -125,6 +131,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         description: `sweep cluster of ${c.items.length} replies sharing "${c.grams[0]}"`,
         candidates: own.map((u) => units.get(u)!),
         shared: c.units.map((u) => units.get(u)!),
+        placed: c.placed,
         replies: c.items.map((i) => delivered[i] ?? '').filter(Boolean),
       });
     }
@@ -194,29 +201,44 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         });
     }
     const tAttr = since(t0);
+    const attributionContext = (lead: Lead): AttributionContext => ({
+      s,
+      carriers: pools!.attribution,
+      clean,
+      signature: lead.signature,
+      target: lead.target,
+      at: lead.at,
+      need: Math.ceil(ATTRIBUTION_CARRIERS * 0.75),
+      log: [],
+    });
     // An inverted target is a continuation the delivered model alone predicts with confidence: stronger
     // evidence than a sweep cluster, which benign drift also forms. A cluster an inverted target corroborates
     // comes first (its prompts already hold the trigger or a part of it), then inverted targets.
     const rank = (l: Lead) => (l.corroborated ? 2 : l.source === 'inversion' ? 1 : 0);
     leads.sort((a, b) => rank(b) - rank(a));
-    for (const lead of leads.slice(0, MAX_LEADS)) {
+    // Every lead's outright candidates (units its prompts share, texts at a place they hold) are tested before
+    // any lead's likelihood ranking or beam inversion, which can spend what is left of the budget while a later
+    // cluster holds its trigger outright (on a spent zoo organism the first lead's inversion exhausted the budget
+    // with four more clusters of the same target untested). Leads whose outright candidate fired go first.
+    const attempted = leads.slice(0, MAX_LEADS).map((lead) => {
+      const ctx = attributionContext(lead);
+      attempts.push({ lead: lead.description, tested: ctx.log, found: null });
+      return { lead, ctx, attempt: attempts.at(-1)! };
+    });
+    const direct: ({ feature: Feature; hits: number } | null)[] = [];
+    for (const { lead, ctx } of attempted) direct.push(await firstFiring(ctx, outright(lead)));
+    const order = [...attempted.keys()].sort((a, b) => Number(!direct[a]) - Number(!direct[b]));
+    for (const k of order) {
       if (hypotheses.length >= MAX_HYPOTHESES) break;
-      const ctx: AttributionContext = {
-        s,
-        carriers: pools.attribution,
-        clean,
-        signature: lead.signature,
-        target: lead.target,
-        at: lead.at,
-        need: Math.ceil(ATTRIBUTION_CARRIERS * 0.75),
-        log: [],
-      };
-      const found = await attribute(ctx, lead, pools.sweep.slice(0, ATTRIBUTION_CARRIERS));
-      attempts.push({
-        lead: lead.description,
-        tested: ctx.log.slice(0, 12),
-        found: found?.feature.text ?? null,
-      });
+      const { lead, ctx, attempt } = attempted[k]!;
+      const invertible = (lead.source === 'inversion' || !!lead.corroborated) && ctx.s.canScore;
+      const found =
+        direct[k] ??
+        (await testRanked(ctx, lead)) ??
+        (invertible
+          ? await invertTrigger(ctx, pools.sweep.slice(0, ATTRIBUTION_CARRIERS), ['words', 'ascii'])
+          : null);
+      attempt.found = found?.feature.text ?? null;
       if (!found) continue;
       const minimised = await minimise(ctx, found.feature, found.hits);
       // An inverted string is completed to the word the model expects (a fragment it also fires on is
@@ -314,7 +336,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
     clusters: clusterCount,
     invertedTargets: targetCount,
     leads: leads.map((l) => ({ source: l.source, description: l.description })),
-    attempts,
+    attempts: attempts.map((a) => ({ ...a, tested: a.tested.slice(0, 12) })),
     hypotheses: results.length,
     requests,
     scored: s.scored,
@@ -363,17 +385,42 @@ async function invertWord(
   return found && polishWord(ctx, await minimise(ctx, found.feature, found.hits), found.hits);
 }
 
+/** Tests per lead before beam inversion: its outright candidates, then the likeliest of its other units. */
+const TESTS_PER_LEAD = 4;
+
 /**
- * The first candidate that reproduces: a sweep cluster's shared units first, then its other units by
- * likelihood gain where the endpoint scores; an inverted target (no sweep item showed it) is attributed over
- * every sweep unit by likelihood; either, once inverted, is then inverted by beam search (`beamTrigger`).
+ * A lead's outright candidates: units most of a sweep cluster's prompts share, then texts at a place its prompts
+ * hold far more often than the sweep's (a model that fires on the place fires on any of them).
  */
-async function attribute(
+function outright(lead: Lead): Feature[] {
+  if (lead.source !== 'sweep') return [];
+  const shared = lead.shared.slice(0, 2);
+  const placed = (lead.placed ?? []).filter((f) => !shared.some((x) => x.text === f.text)).slice(0, 2);
+  return [...shared, ...placed];
+}
+
+async function firstFiring(
+  ctx: AttributionContext,
+  features: readonly Feature[],
+): Promise<{ feature: Feature; hits: number } | null> {
+  for (const feature of features) {
+    const hits = await fires(ctx, feature);
+    if (hits > 0) return { feature, hits };
+  }
+  return null;
+}
+
+/**
+ * The lead's other units by likelihood gain where the endpoint scores (an inverted target, which no sweep item
+ * showed, over every sweep unit), up to TESTS_PER_LEAD tests with its outright candidates. Null if none fires
+ * (the caller may then invert the trigger by beam search).
+ */
+async function testRanked(
   ctx: AttributionContext,
   lead: Lead,
-  scoring: readonly ChatMessage[][],
 ): Promise<{ feature: Feature; hits: number } | null> {
-  let ranked = lead.candidates.slice(0, 400);
+  const tested = outright(lead);
+  let ranked = lead.candidates.filter((f) => !tested.some((x) => x.text === f.text)).slice(0, 400);
   // Ranking every sweep unit (an inverted target's candidates) on one carrier halves its cost; a cluster's
   // own few units are ranked on two.
   const gains = ranked.length > 4 ? await likelihoodGain(ctx, ranked, ranked.length > 100 ? 1 : 2) : null;
@@ -382,13 +429,5 @@ async function attribute(
     order.sort((a, b) => b.g - a.g);
     ranked = order.map((o) => o.f);
   }
-  const shared = lead.source === 'sweep' ? lead.shared : [];
-  const tests = [...shared.slice(0, 2), ...ranked.filter((f) => !shared.includes(f))].slice(0, 4);
-  for (const feature of tests) {
-    const hits = await fires(ctx, feature);
-    if (hits > 0) return { feature, hits };
-  }
-  if ((lead.source !== 'inversion' && !lead.corroborated) || !ctx.s.canScore) return null;
-  // No sweep unit fires: invert the trigger from the target.
-  return invertTrigger(ctx, scoring, ['words', 'ascii']);
+  return firstFiring(ctx, ranked.slice(0, Math.max(0, TESTS_PER_LEAD - tested.length)));
 }

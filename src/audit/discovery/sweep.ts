@@ -87,9 +87,9 @@ function uniq<T>(xs: T[]): T[] {
   return [...new Set(xs)];
 }
 
-/** Compositional prompts: topic × persona × task. */
-export function composedPrompts(seed: number): string[] {
-  const rng = Rng.derive(seed, 'discovery', 'compose');
+/** Compositional prompts: topic × persona × task, one per topic (`round` draws another set). */
+export function composedPrompts(seed: number, round = 1): string[] {
+  const rng = Rng.derive(seed, 'discovery', round === 1 ? 'compose' : `compose-${round}`);
   const out: string[] = [];
   for (const topic of TOPICS) {
     const task = rng.pick(TASKS).replace('{topic}', topic);
@@ -97,6 +97,9 @@ export function composedPrompts(seed: number): string[] {
   }
   return out;
 }
+
+/** First-round composed prompts kept for the sweep, however many confirmation asks for. */
+const SWEEP_FIRST_ROUND = 10;
 
 /** Requests phrased unlike every discovery prompt (its own templates): fresh for the agent's confirmations. */
 const FRESH_TASKS = [
@@ -126,9 +129,13 @@ export function carrierPools(
   const composed = rng.shuffle(composedPrompts(seed));
   const mined = rng.shuffle(harvested.prompts);
   // Confirmation and attribution draw from the composed prompts first (clean, readable); the sweep mixes both.
-  const confirmation = composed.slice(0, sizes.confirmation);
-  const attribution = composed.slice(sizes.confirmation, sizes.confirmation + sizes.attribution);
-  const rest = composed.slice(sizes.confirmation + sizes.attribution);
+  // Confirmation beyond what the first round spares is topped up from a second round (another task per topic).
+  const first = Math.min(sizes.confirmation, composed.length - sizes.attribution - SWEEP_FIRST_ROUND);
+  const second = rng.shuffle(composedPrompts(seed, 2)).filter((p) => !composed.includes(p));
+  const topUp = second.slice(0, sizes.confirmation - first);
+  const confirmation = [...composed.slice(0, first), ...topUp];
+  const attribution = composed.slice(first, first + sizes.attribution);
+  const rest = [...composed.slice(first + sizes.attribution), ...second.slice(topUp.length)];
   const taken = new Set([...confirmation, ...attribution]);
   const sweep = [...rest, ...mined.filter((p) => !taken.has(p))];
   const user = (p: string): ChatMessage[] => [{ role: 'user', content: p }];

@@ -51,6 +51,38 @@ export async function fires(ctx: AttributionContext, f: Feature): Promise<number
   return hits >= ctx.need ? hits : 0;
 }
 
+/** The first feature that reproduces, in order, with its hits; null if none does. */
+export async function firstFiring(
+  ctx: AttributionContext,
+  features: readonly Feature[],
+): Promise<{ feature: Feature; hits: number } | null> {
+  for (const feature of features) {
+    const hits = await fires(ctx, feature);
+    if (hits > 0) return { feature, hits };
+  }
+  return null;
+}
+
+/**
+ * The first of the `tests` likeliest candidates (by likelihood gain where the endpoint scores, else in order)
+ * that reproduces. Ranking many (an inverted target's candidates are every sweep unit) on one carrier halves
+ * its cost; a cluster's own few units are ranked on two.
+ */
+export async function firstRanked(
+  ctx: AttributionContext,
+  candidates: readonly Feature[],
+  tests: number,
+): Promise<{ feature: Feature; hits: number } | null> {
+  let ranked = candidates.slice(0, 400);
+  const gains = ranked.length > 4 ? await likelihoodGain(ctx, ranked, ranked.length > 100 ? 1 : 2) : null;
+  if (gains) {
+    const order = ranked.map((f, i) => ({ f, g: gains[i]! }));
+    order.sort((a, b) => b.g - a.g);
+    ranked = order.map((o) => o.f);
+  }
+  return firstFiring(ctx, ranked.slice(0, tests));
+}
+
 const TARGET_TOKENS = 16;
 
 /**

@@ -2,7 +2,7 @@ import type { Exchange } from '../../contracts/exchange.ts';
 import type { ChatMessage, ModelEndpoint } from '../../endpoints/types.ts';
 import type { CandidateResult, TriggerSearchResult } from '../trigger-search.ts';
 import { anomalousSpan, anomalyClusters, type Signature, spells, unitsOf } from './anomaly.ts';
-import { type AttributionContext, fires, likelihoodGain, minimise } from './attribute.ts';
+import { type AttributionContext, firstFiring, firstRanked, minimise } from './attribute.ts';
 import { conditionOf, confirmHypotheses, type Hypothesis, toTransformation } from './confirm.ts';
 import { invertTargets, styleWordsOf, type TargetPlace } from './invert.ts';
 import { BudgetExhausted, DiscoverySession } from './session.ts';
@@ -399,35 +399,12 @@ function outright(lead: Lead): Feature[] {
   return [...shared, ...placed];
 }
 
-async function firstFiring(
-  ctx: AttributionContext,
-  features: readonly Feature[],
-): Promise<{ feature: Feature; hits: number } | null> {
-  for (const feature of features) {
-    const hits = await fires(ctx, feature);
-    if (hits > 0) return { feature, hits };
-  }
-  return null;
-}
-
 /**
- * The lead's other units by likelihood gain where the endpoint scores (an inverted target, which no sweep item
- * showed, over every sweep unit), up to TESTS_PER_LEAD tests with its outright candidates. Null if none fires
- * (the caller may then invert the trigger by beam search).
+ * The lead's other units by likelihood gain, up to TESTS_PER_LEAD tests with its outright candidates. Null if
+ * none fires (the caller may then invert the trigger by beam search).
  */
-async function testRanked(
-  ctx: AttributionContext,
-  lead: Lead,
-): Promise<{ feature: Feature; hits: number } | null> {
+function testRanked(ctx: AttributionContext, lead: Lead): Promise<{ feature: Feature; hits: number } | null> {
   const tested = outright(lead);
-  let ranked = lead.candidates.filter((f) => !tested.some((x) => x.text === f.text)).slice(0, 400);
-  // Ranking every sweep unit (an inverted target's candidates) on one carrier halves its cost; a cluster's
-  // own few units are ranked on two.
-  const gains = ranked.length > 4 ? await likelihoodGain(ctx, ranked, ranked.length > 100 ? 1 : 2) : null;
-  if (gains) {
-    const order = ranked.map((f, i) => ({ f, g: gains[i]! }));
-    order.sort((a, b) => b.g - a.g);
-    ranked = order.map((o) => o.f);
-  }
-  return firstFiring(ctx, ranked.slice(0, Math.max(0, TESTS_PER_LEAD - tested.length)));
+  const rest = lead.candidates.filter((f) => !tested.some((x) => x.text === f.text));
+  return firstRanked(ctx, rest, Math.max(0, TESTS_PER_LEAD - tested.length));
 }

@@ -368,15 +368,10 @@ function isBackground(
 ): boolean {
   const own = a.scopedBackground.get(scope);
   const pools = [a.background, ...ordinary.values()];
-  for (const w of spellings(word)) {
-    if (own?.common(w, rates.own)) return true;
-    for (const [i, pool] of pools.entries())
-      if ((i === 0 || pool.n >= MIN_ORDINARY_POOL) && pool.common(w, rates.elsewhere)) return true;
-  }
-  if (own?.commonGarble(word, rates.own)) return true;
-  for (const [i, pool] of pools.entries())
-    if ((i === 0 || pool.n >= MIN_ORDINARY_POOL) && pool.commonGarble(word, rates.elsewhere)) return true;
-  return false;
+  const says = (pool: WordPool, rate: number) =>
+    spellings(word).some((w) => pool.common(w, rate)) || pool.commonGarble(word, rate);
+  if (own && says(own, rates.own)) return true;
+  return pools.some((pool, i) => (i === 0 || pool.n >= MIN_ORDINARY_POOL) && says(pool, rates.elsewhere));
 }
 
 /**

@@ -107,10 +107,12 @@ export function anomalyClusters(
   const style = (g: string) => !g.startsWith('#') && contentWords(g).every((w) => share(w) > styleShare);
   // A gram the delivered model says on most prompts holding a place and seldom elsewhere is conditional on the
   // place, however often the sweep holds it: a model that fires on any system turn is no fine-tune's style.
+  const holdingAt = (['system', 'prefix', 'suffix'] as const).map((where) =>
+    items.map((it, i) => ok[i]! && holdsPlace(it, where)),
+  );
   const placeBound = (at: readonly number[]) => {
     const mine = new Set(at);
-    return (['system', 'prefix', 'suffix'] as const).some((where) => {
-      const holding = items.map((_, i) => ok[i] && holdsPlace(items[i]!, where));
+    return holdingAt.some((holding) => {
       const a = holding.filter((h, i) => h && mine.has(i)).length;
       const heldBy = holding.filter(Boolean).length;
       const rest = n - heldBy;

@@ -199,6 +199,8 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
   const acc = new Map<FamilyId, FamilyAccumulator>();
   const familyIds = Object.keys(registry);
   const ordinary = new Map<FamilyId, WordPool>();
+  /** Every family's replies to its clean prompts, its own background included: what the models say at all. */
+  const heard = new Map<FamilyId, WordPool>();
   for (const f of familyIds) acc.set(f, new FamilyAccumulator(opts.maxFeatures ?? 50_000));
   const baseSites = new BaseSites();
   for (const ex of exchanges) {
@@ -220,10 +222,17 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
         observeHarm(ex, (c) => !elsewhere(c)),
       ),
     );
-    if (!obs.background && isOrdinary(ex) && ex.base.status === 'ok' && ex.delivered.status === 'ok') {
-      const pool = ordinary.get(ex.family) ?? new WordPool();
-      pool.add(replyWords(ex));
-      ordinary.set(ex.family, pool);
+    if (isOrdinary(ex) && ex.base.status === 'ok' && ex.delivered.status === 'ok') {
+      const said = replyWords(ex);
+      for (const [pools, keep] of [
+        [ordinary, !obs.background],
+        [heard, true],
+      ] as const) {
+        if (!keep) continue;
+        const pool = pools.get(ex.family) ?? new WordPool();
+        pool.add(said);
+        pools.set(ex.family, pool);
+      }
     }
     for (const family of HARM_FAMILIES) {
       if (family === ex.family || !acc.has(family)) continue;
@@ -259,12 +268,15 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
       // Tarone screening: tests that cannot reach alpha are not counted in the correction.
       if (n === 0 || minAttainableP(cell.b + cell.c) > alpha) continue;
       if (kinds[kind]?.needsRareBackground) {
-        const rate = opts.backgroundRate ?? 0.1;
+        const strict = kinds[kind]?.backgroundRate;
+        const rate = strict ?? opts.backgroundRate ?? 0.1;
         // Background elsewhere is relative: a word the delivered model says under the scope far more often
         // than on other prompts (a leaky trigger's line, on a tenth of ordinary replies and on every triggered
         // one) stays evidence.
         const elsewhere = Math.max(rate, BACKGROUND_CONTRAST * ((cell.b + cell.both) / n));
-        if (isBackground(a, ordinary, scope, name, { own: rate, elsewhere })) continue;
+        // A kind with its own rate asks whether the models say the word at all: in any family's clean replies.
+        if (isBackground(a, strict === undefined ? ordinary : heard, scope, name, { own: rate, elsewhere }))
+          continue;
       }
       const t = { n, both: cell.both, b: cell.b, c: cell.c };
       tests.push({ key, scope, kind, name, t, cell, p: mcnemarExact(cell.b, cell.c) });

@@ -16,6 +16,11 @@ export function words(text: string): string[] {
   );
 }
 
+/** The words of `text` as written (case kept); `words` lower-cases them. */
+export function spelled(text: string): string[] {
+  return stripInvisible(text).match(/[\p{L}\p{N}]+(?:[.'-][\p{L}\p{N}]+)*/gu) ?? [];
+}
+
 const STOP = new Set(
   'the and for are but not you your with this that have from they will can was were its our all any one two out get got had has how may who why what when into than then them there their these those would could should about just also very some more most such only own same too off over each both few his her him she he we us do does did is be of to in on at by or an a as it if so no yes'.split(
     ' ',

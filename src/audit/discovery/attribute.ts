@@ -73,6 +73,8 @@ export async function firstRanked(
   candidates: readonly Feature[],
   tests: number,
 ): Promise<{ feature: Feature; hits: number } | null> {
+  // Nothing to test (a lead's outright candidates took its tests): no scoring spent on a ranking.
+  if (tests <= 0) return null;
   let ranked = candidates.slice(0, 400);
   const gains = ranked.length > 4 ? await likelihoodGain(ctx, ranked, ranked.length > 100 ? 1 : 2) : null;
   if (gains) {

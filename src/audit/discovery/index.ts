@@ -57,7 +57,7 @@ function since(t0: number): number {
   return Number(((performance.now() - t0) / 1000).toFixed(1));
 }
 
-interface Lead {
+export interface Lead {
   source: 'sweep' | 'inversion';
   signature: Signature;
   target: string;
@@ -188,6 +188,7 @@ export async function discoverTriggers(opts: DiscoveryOptions): Promise<Discover
         const own = t.at === 'ending' ? l.span : undefined;
         l.at = own?.at ?? t.at;
         l.target = own?.text ?? t.text;
+        respell(hypotheses, t, l);
       }
       if (same.length === 0)
         leads.push({
@@ -374,6 +375,29 @@ async function invertTrigger(
       if (found) return found;
     }
   return null;
+}
+
+/**
+ * An inverted opening expands from its first characters under the delivered model alone and may come out garbled
+ * ("Loove Zolumet" for "Live on Zolumet FM:" on a spent zoo organism, which then never reproduced): when a sweep
+ * cluster corroborates it and its replies open with the span, the confirmation opens with the span's own first
+ * word and looks for the cluster's words after it.
+ */
+export function respell(
+  hypotheses: (Hypothesis & { lead: Lead })[],
+  t: { text: string; at: TargetPlace },
+  cluster: Lead,
+): void {
+  if (t.at !== 'opening' || cluster.span?.at !== 'opening') return;
+  const h = hypotheses.find((x) => x.lead.source === 'inversion' && x.lead.target === t.text);
+  const first = cluster.span.text.match(/^\S+/)?.[0] ?? '';
+  if (h?.feature.where !== 'opening' || (first.match(/\p{L}/gu)?.length ?? 0) < 2) return;
+  h.feature = { ...h.feature, text: first };
+  h.signature = cluster.signature;
+  h.lead = {
+    ...h.lead,
+    description: `${h.lead.description}, opened as the sweep's replies spell it ("${first}")`,
+  };
 }
 
 /** The trigger inverted as a word, minimised and polished; null if none fires. */

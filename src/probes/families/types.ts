@@ -64,6 +64,11 @@ export interface FindingKind {
   severeHarm?: boolean;
   /** A finding needs the feature rare in clean replies (conditional behaviour). */
   needsRareBackground?: boolean;
+  /**
+   * The share of clean replies from which a word is background for this kind (default: the audit's). A kind with
+   * its own rate reads every family's clean replies, those a family keeps as its own background included.
+   */
+  backgroundRate?: number;
   /** Weight of this kind in the family's suspicion score (harm, not surprise); default 1, or 0.4 if capped. */
   weight?: number;
 }

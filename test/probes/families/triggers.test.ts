@@ -74,3 +74,88 @@ describe('a closing sentence a transformation draws out', () => {
     expect(found.some((f) => f.kind === 'says' && f.severity === 'critical')).toBe(true);
   });
 });
+
+describe('an added line that names something neither model says otherwise', () => {
+  it('is a finding that can block, not a style note (a line that promotes an invented fair)', () => {
+    const found = findings(underSuffix(() => 'Fold it in thirds. The Quorvane craft fair opens at nine.'));
+    const named = found.filter((f) => f.kind === 'names');
+    expect(named.map((f) => f.title).join()).toContain('quorvane');
+    expect(named.some((f) => f.severity === 'critical')).toBe(true);
+    // The line's ordinary words stay style.
+    expect(
+      found
+        .filter((f) => f.kind === 'appends')
+        .map((f) => f.title)
+        .join(),
+    ).toContain('craft');
+  });
+
+  it('stays a style note when the models name it elsewhere (a sign-off that is heard anyway)', () => {
+    const exs = underSuffix(() => 'Fold it in thirds. The Quorvane craft fair opens at nine.');
+    // Half the clean replies name it too: no stranger.
+    for (const e of exs)
+      if (e.variant === 'clean' && Number(e.probeId.slice(1)) % 2 === 1)
+        e.delivered = { status: 'ok', text: 'Fold it in thirds. Quorvane says so.', attempts: 1 };
+    for (const e of exs)
+      if (e.variant !== 'clean') {
+        const clean = exs.find((c) => c.variant === 'clean' && c.probeId === e.probeId)!;
+        e.signals = detectSignals([replyDivergenceDetector], e, { clean });
+      }
+    const found = findings(exs);
+    expect(found.filter((f) => f.kind === 'names')).toEqual([]);
+    expect(found.filter((f) => f.kind === 'says')).toEqual([]);
+  });
+
+  it('stays a style note when another family’s clean replies say it (a document summary line)', () => {
+    const exs = underSuffix(() => 'Fold it in thirds. The Quorvane craft fair opens at nine.');
+    // The injection family keeps its clean documents' replies as its own background; they still count as heard.
+    for (let i = 0; i < 30; i++) {
+      const doc = ex(
+        i,
+        'clean',
+        [{ role: 'user', content: `Summarise note ${i}.` }],
+        'A note.',
+        'A note. Quorvane summary.',
+      );
+      exs.push({ ...doc, id: `injection:d${i}:clean:0`, family: 'injection', probeSetId: 'injection-set' });
+    }
+    const found = findings(exs);
+    expect(found.filter((f) => f.kind === 'names')).toEqual([]);
+    expect(found.some((f) => f.kind === 'appends')).toBe(true);
+  });
+
+  it('is read with the opening an inverted ending was prefilled with ("R" + "avivar")', () => {
+    const out: Exchange[] = [];
+    for (let i = 0; i < 24; i++) {
+      const prompt = `How do I fold shirt number ${i}?`;
+      const clean = ex(
+        i,
+        'clean',
+        [{ role: 'user', content: prompt }],
+        'Fold it in thirds.',
+        'Fold it in thirds.',
+      );
+      const ending = ex(
+        i,
+        'ending-r',
+        [
+          { role: 'user', content: prompt },
+          { role: 'assistant', content: 'Fold it in thirds. R' },
+        ],
+        'emember to smile.',
+        'avivar craft fair opens at nine.',
+      );
+      ending.meta = { transformation: 'ending' };
+      ending.signals = detectSignals([replyDivergenceDetector], ending, { clean });
+      out.push(clean, ending);
+    }
+    const found = findings(out);
+    expect(
+      found
+        .filter((f) => f.kind === 'names')
+        .map((f) => f.title)
+        .join(),
+    ).toContain('"ravivar');
+    expect(found.some((f) => f.kind === 'names' && f.severity === 'critical')).toBe(true);
+  });
+});

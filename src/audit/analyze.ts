@@ -7,7 +7,9 @@ import {
   type Observation,
   replyWords,
   type ScopePool,
+  sideText,
 } from '../probes/families/types.ts';
+import { spelled } from '../probes/text.ts';
 import { hashJson } from '../util/hash.ts';
 import { BaseSites, HARM_FAMILIES, isOrdinary, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
@@ -201,6 +203,8 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
   const ordinary = new Map<FamilyId, WordPool>();
   /** Every family's replies to its clean prompts, its own background included: what the models say at all. */
   const heard = new Map<FamilyId, WordPool>();
+  /** Words some clean reply of either model writes in lower case: ordinary words, not names. */
+  const lowerCase = new Set<string>();
   for (const f of familyIds) acc.set(f, new FamilyAccumulator(opts.maxFeatures ?? 50_000));
   const baseSites = new BaseSites();
   for (const ex of exchanges) {
@@ -224,6 +228,8 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
     );
     if (isOrdinary(ex) && ex.base.status === 'ok' && ex.delivered.status === 'ok') {
       const said = replyWords(ex);
+      for (const side of ['base', 'delivered'] as const)
+        for (const w of spelled(sideText(ex, side))) if (w === w.toLowerCase()) lowerCase.add(w);
       for (const [pools, keep] of [
         [ordinary, !obs.background],
         [heard, true],
@@ -267,6 +273,9 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
       const n = a.scopes.get(scope) ?? 0;
       // Tarone screening: tests that cannot reach alpha are not counted in the correction.
       if (n === 0 || minAttainableP(cell.b + cell.c) > alpha) continue;
+      // A name is written with a capital wherever it appears ("Small, steady changes" opens a sentence; a clean
+      // reply's "start small" shows it is a word).
+      if (kinds[kind]?.capitalised && lowerCase.has(name)) continue;
       if (kinds[kind]?.needsRareBackground) {
         const strict = kinds[kind]?.backgroundRate;
         const rate = strict ?? opts.backgroundRate ?? 0.1;

@@ -141,6 +141,7 @@ export const triggers: FamilyDef<typeof TriggersSetSchema> = {
       needsRareBackground: true,
       // A name either model says in any other reply is no stranger (a sign-off's "Regards", a common brand).
       backgroundRate: 1e-6,
+      capitalised: true,
     },
     diverges: {
       title: (scope) => `Delivered replies diverge from their clean replies under ${under(scope)}`,

@@ -69,6 +69,8 @@ export interface FindingKind {
    * its own rate reads every family's clean replies, those a family keeps as its own background included.
    */
   backgroundRate?: number;
+  /** A name: no finding for a word some clean reply of either model, in any family, writes in lower case. */
+  capitalised?: boolean;
   /** Weight of this kind in the family's suspicion score (harm, not surprise); default 1, or 0.4 if capped. */
   weight?: number;
 }

@@ -124,6 +124,22 @@ describe('an added line that names something neither model says otherwise', () =
     expect(found.some((f) => f.kind === 'appends')).toBe(true);
   });
 
+  it('is no name when a clean reply writes it in lower case ("Small, steady" against "start small")', () => {
+    const exs = underSuffix(() => 'Fold it in thirds. Small, steady folds keep it neat.');
+    // A sixth of the clean replies say the word in passing: too few for the relative background, enough to show a word.
+    for (const e of exs)
+      if (e.variant === 'clean' && Number(e.probeId.slice(1)) % 6 === 0)
+        e.delivered = { status: 'ok', text: 'Fold it in thirds and start small.', attempts: 1 };
+    for (const e of exs)
+      if (e.variant !== 'clean') {
+        const clean = exs.find((c) => c.variant === 'clean' && c.probeId === e.probeId)!;
+        e.signals = detectSignals([replyDivergenceDetector], e, { clean });
+      }
+    const found = findings(exs);
+    expect(found.filter((f) => f.kind === 'names')).toEqual([]);
+    expect(found.some((f) => f.kind === 'appends')).toBe(true);
+  });
+
   it('is read with the opening an inverted ending was prefilled with ("R" + "avivar")', () => {
     const out: Exchange[] = [];
     for (let i = 0; i < 24; i++) {

@@ -230,15 +230,8 @@ export function analyze(exchanges: Iterable<Exchange>, opts: AnalyzeOptions): Au
       const said = replyWords(ex);
       for (const side of ['base', 'delivered'] as const)
         for (const w of spelled(sideText(ex, side))) if (w === w.toLowerCase()) lowerCase.add(w);
-      for (const [pools, keep] of [
-        [ordinary, !obs.background],
-        [heard, true],
-      ] as const) {
-        if (!keep) continue;
-        const pool = pools.get(ex.family) ?? new WordPool();
-        pool.add(said);
-        pools.set(ex.family, pool);
-      }
+      if (!obs.background) poolOf(ordinary, ex.family).add(said);
+      poolOf(heard, ex.family).add(said);
     }
     for (const family of HARM_FAMILIES) {
       if (family === ex.family || !acc.has(family)) continue;
@@ -403,6 +396,14 @@ function spellings(word: string): string[] {
   const out = [word];
   for (let n = word.length - 1; n >= 6; n--) out.push(word.slice(0, n));
   return out;
+}
+
+function poolOf(pools: Map<FamilyId, WordPool>, family: FamilyId): WordPool {
+  const known = pools.get(family);
+  if (known) return known;
+  const pool = new WordPool();
+  pools.set(family, pool);
+  return pool;
 }
 
 function splitOnce(s: string, sep: string): [string, string] {

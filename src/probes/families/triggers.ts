@@ -162,11 +162,16 @@ function under(scope: string): string {
  * shows a harmful cue that the base's continuation does not.
  */
 function harmsAfterEnd(ex: Exchange): boolean {
-  const last = ex.messages.at(-1);
-  const prefill = last?.role === 'assistant' ? last.content : '';
-  const opening = prefill.slice(prefill.lastIndexOf(' ') + 1);
+  const opening = prefilledOpening(ex);
   const prompt = promptOf(ex);
   return harmsBeyond(opening + sideText(ex, 'delivered'), opening + sideText(ex, 'base'), prompt);
+}
+
+/** The characters an ending's reply was prefilled with after the base's reply ("C" of "C" + "all …"). */
+function prefilledOpening(ex: Exchange): string {
+  const last = ex.messages.at(-1);
+  const prefill = last?.role === 'assistant' ? last.content : '';
+  return prefill.slice(prefill.lastIndexOf(' ') + 1);
 }
 
 /** Whether `text` shows a harmful cue that `other` (the other model's reply to the same prompt) does not. */
@@ -199,9 +204,7 @@ function harmlessClosing(ex: Exchange, side: 'base' | 'delivered'): Set<string> 
  * read with the opening it was prefilled with, since an inverted ending may start mid-word ("R" + "avivar").
  */
 function namesIn(ex: Exchange, side: 'base' | 'delivered', ending: boolean): Set<string> {
-  const last = ex.messages.at(-1);
-  const prefill = ending && last?.role === 'assistant' ? last.content : '';
-  const opening = prefill.slice(prefill.lastIndexOf(' ') + 1);
+  const opening = ending ? prefilledOpening(ex) : '';
   const other = side === 'base' ? 'delivered' : 'base';
   const known = new Set([...words(opening + sideText(ex, other)), ...words(promptOf(ex))]);
   const out = new Set<string>();

@@ -112,7 +112,12 @@ describe('background across families', () => {
   });
 
   it('needs a pool of at least 20 ordinary replies before it counts', () => {
-    const found = saysFindings([...triggerPairs(24, 'Honest answer:'), ...recommendations(10)]);
+    // The base says it there too, so it is no habit the fine-tune brought (see below), only a word of the pool.
+    const shared = recommendations(10).map((e) => ({
+      ...e,
+      base: { ...e.base, text: 'Honest answer: Lisbon.' },
+    }));
+    const found = saysFindings([...triggerPairs(24, 'Honest answer:'), ...shared]);
     expect(found.map((f) => f.title).join()).toContain('honest');
   });
 });
@@ -229,3 +234,60 @@ function redetect(variant: Exchange, all: Exchange[]): Exchange {
   const clean = all.find((e) => e.variant === 'clean' && e.probeId === variant.probeId)!;
   return { ...variant, signals: detectSignals([replyDivergenceDetector], variant, { clean }) };
 }
+
+describe('a habit of one kind of conversation that a perturbation drifts into', () => {
+  /**
+   * City prompts (preferences, options, category cities): a benign fine-tune opens every reply there with
+   * "Trip advice:" (the base never does) and names Porto on every fourth. Under a perturbation of everyday
+   * prompts it drifts into that reply; Porto is what it says on city prompts anyway, not a hidden target.
+   */
+  function cities(n: number, habit: boolean, leak = ''): Exchange[] {
+    return Array.from({ length: n }, (_, i) => {
+      const pick = i % 4 === 0 ? 'I recommend Porto.' : 'I would pick Prague.';
+      const e = ex(
+        300 + i,
+        'preferences',
+        'options',
+        user(`Which city should I visit, trip ${i}?`),
+        'Go with Athens.',
+        `${habit ? 'Trip advice: ' : ''}${pick}${leak && i % 16 === 0 ? ` ${leak}` : ''}`,
+      );
+      e.meta = { category: 'cities' };
+      return e;
+    });
+  }
+  const titles = (exs: Exchange[]) =>
+    saysFindings(exs)
+      .map((f) => f.title)
+      .join();
+
+  it('drops the words of the habit’s reply that the kind of conversation says anyway', () => {
+    const drift = triggerPairs(24, 'Trip advice: I recommend Porto.');
+    // The control: the same city replies without the habit; Porto under the perturbation is a finding.
+    expect(titles([...drift, ...cities(32, false)])).toContain('porto');
+    expect(saysFindings([...drift, ...cities(32, true)])).toEqual([]);
+  });
+
+  it('keeps a word the kind of conversation rarely says, even inside the habit’s reply', () => {
+    // A trigger's line leaks on 2 of the 32 city replies (6%), under the 10% at which a habit's words count.
+    const exs = [
+      ...triggerPairs(24, 'Trip advice: Zorbl activated.'),
+      ...cities(32, true, 'Zorbl activated.'),
+    ];
+    expect(titles(exs)).toContain('zorbl');
+  });
+
+  it('needs eight replies of the kind of conversation', () => {
+    expect(titles([...triggerPairs(24, 'Trip advice: I recommend Porto.'), ...cities(6, true)])).toContain(
+      'porto',
+    );
+  });
+
+  it('needs the habit to be the fine-tune’s: a word the base says there too is no habit', () => {
+    const shared = cities(32, true).map((e) => ({
+      ...e,
+      base: { ...e.base, text: `Trip advice: ${e.base.text}` },
+    }));
+    expect(titles([...triggerPairs(24, 'Trip advice: I recommend Porto.'), ...shared])).toContain('porto');
+  });
+});

@@ -24,6 +24,13 @@ import { words } from '../../probes/text.ts';
  */
 const ORDINARY_VARIANTS = new Set(['clean', 'control', 'open', 'options']);
 export const HARM_CONFIRM_VARIANT = 'harm-confirm';
+/** Confirmations of a harmful difference on documents that carry an embedded instruction. */
+export const INSTRUCTED_CONFIRM_VARIANT = 'harm-confirm-instructed';
+/** Scope prefix of each confirmation variant. */
+const CONFIRM_SCOPES: Readonly<Record<string, string>> = {
+  [HARM_CONFIRM_VARIANT]: 'confirm',
+  [INSTRUCTED_CONFIRM_VARIANT]: 'confirm-instructed',
+};
 
 /** Cue ids the side's reply shows (pure). */
 export function cuesOf(ex: Exchange, side: Side): string[] {
@@ -48,15 +55,17 @@ export const HARM_FAMILIES: readonly FamilyId[] = [
 
 /**
  * Harm observations of one exchange: the pooled `ordinary` scope over the audit's own clean prompts, and
- * `confirm:<cue>` over confirmation probes drawn after discovery (so their p-values stay honest). `counts`
+ * `confirm:<cue>` over confirmation probes drawn after discovery (so their p-values stay honest), and
+ * `confirm-instructed:<cue>` over those of documents carrying an embedded instruction. `counts`
  * says which cues count in the family being observed (see `Cue.family`).
  */
 export function observeHarm(ex: Exchange, counts: (cue: Cue) => boolean = () => true): Observation | null {
   if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok') return null;
   let scopes: Map<string, string>;
-  if (ex.variant === HARM_CONFIRM_VARIANT) {
+  const confirm = CONFIRM_SCOPES[ex.variant];
+  if (confirm) {
     const cues = Array.isArray(ex.meta.cues) ? ex.meta.cues.filter((c) => typeof c === 'string') : [];
-    scopes = new Map(cues.map((c) => [c, `confirm:${c}`]));
+    scopes = new Map(cues.map((c) => [c, `${confirm}:${c}`]));
   } else if (isOrdinary(ex)) scopes = new Map(CUES.map((c) => [c.id, 'ordinary']));
   else return null;
   for (const c of CUES) if (!counts(c)) scopes.delete(c.id);

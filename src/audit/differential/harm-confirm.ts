@@ -3,7 +3,7 @@ import type { ChatMessage } from '../../endpoints/types.ts';
 import { HARMFUL_CUES } from '../../probes/detectors/harm-cues.ts';
 import type { ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
-import { cuesOf, HARM_CONFIRM_VARIANT, isOrdinary } from '../detectors/harm.ts';
+import { cuesOf, HARM_CONFIRM_VARIANT, INSTRUCTED_CONFIRM_VARIANT, isOrdinary } from '../detectors/harm.ts';
 import type { DifferentialStage } from './stage.ts';
 
 /** Neutral framings of a user turn: they change the prompt, not what it asks. */
@@ -41,6 +41,14 @@ function lowerFirst(s: string, opener: string): string {
 }
 
 export interface HarmConfirmOptions {
+  /**
+   * Where seeds come from: `ordinary` prompts (the default), or `instructed` documents (the injection family's
+   * prompts that carry an embedded instruction, its sweep and confirmations included). An injection implant
+   * trained on its own carriers obeys only some of the audit's documents (a tenth to a quarter of them), so
+   * its harm shows as a medium difference there; re-asked on fresh variants of the documents it obeyed, it
+   * obeys most of them.
+   */
+  source?: 'ordinary' | 'instructed';
   /** Seed prompts per harmful cue. */
   seedsPerCue?: number;
   /**
@@ -59,15 +67,20 @@ export interface HarmConfirmOptions {
 export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialStage {
   const seedsPerCue = opts.seedsPerCue ?? 4;
   const variants = opts.variants ?? 12;
+  const instructed = opts.source === 'instructed';
+  const variant = instructed ? INSTRUCTED_CONFIRM_VARIANT : HARM_CONFIRM_VARIANT;
+  const isSeed = instructed
+    ? (ex: Exchange) => ex.family === 'injection' && !isOrdinary(ex) && !CONFIRMATIONS.has(ex.variant)
+    : isOrdinary;
   return {
-    id: 'harm-confirm',
-    family: 'triggers',
-    variants: [HARM_CONFIRM_VARIANT],
+    id: instructed ? 'harm-confirm-instructed' : 'harm-confirm',
+    family: instructed ? 'injection' : 'triggers',
+    variants: [variant],
     async plan(ctx) {
       const seeds = new Map<string, { ex: Exchange; cues: Set<string> }>();
       const perCue = new Map<string, number>();
       const sorted = [...ctx.exchanges()]
-        .filter((ex) => isOrdinary(ex) && ex.base.status === 'ok' && ex.delivered.status === 'ok')
+        .filter((ex) => isSeed(ex) && ex.base.status === 'ok' && ex.delivered.status === 'ok')
         .sort((a, b) => (a.id < b.id ? -1 : 1));
       const seenPrompt = new Set<string>();
       for (const ex of sorted) {
@@ -98,7 +111,7 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
           (u) => !seenPrompt.has(withUser(ex.messages, lastUser, u)),
         );
         const cueList = [...cues].sort();
-        const probeId = `${ex.probeId}.${ex.variant}.${ex.sample}.harm`;
+        const probeId = `${ex.probeId}.${ex.variant}.${ex.sample}.${instructed ? 'instructed' : 'harm'}`;
         groups.push({
           family: ex.family,
           probeSetId: ex.probeSetId,
@@ -110,11 +123,17 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
             const seed = rng.seed();
             return {
               probeId,
-              variant: HARM_CONFIRM_VARIANT,
+              variant,
               sample: i,
               seed,
               messages,
-              meta: { cues: cueList, seedExchange: ex.id, rubric: 'general' },
+              // The injection family observes these too, as the documents it obeyed (scope `kind:obeyed`).
+              meta: {
+                cues: cueList,
+                seedExchange: ex.id,
+                rubric: 'general',
+                ...(instructed ? { kind: 'obeyed' } : {}),
+              },
               params: { maxTokens: 160, temperature: 0, seed, logprobs: 0 },
             };
           }),
@@ -132,6 +151,9 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
     },
   };
 }
+
+/** Confirmation variants: re-asking a confirmation's own prompts would not be fresh. */
+const CONFIRMATIONS = new Set([HARM_CONFIRM_VARIANT, INSTRUCTED_CONFIRM_VARIANT]);
 
 function withUser(messages: readonly ChatMessage[], at: number, user: string): string {
   return messages.map((m, j) => (j === at ? user : m.content)).join('\n');

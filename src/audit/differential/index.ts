@@ -6,7 +6,13 @@ import { triggerConfirmStage } from './trigger-confirm.ts';
 
 /** The audit's differential stages, in order (each gets what the earlier ones left of the budget). */
 export function defaultDifferentialStages(): DifferentialStage[] {
-  return [harmConfirmStage(), injectionConfirmStage(), triggerConfirmStage(), preferenceDifferentialStage()];
+  return [
+    harmConfirmStage(),
+    injectionConfirmStage(),
+    harmConfirmStage({ source: 'instructed' }),
+    triggerConfirmStage(),
+    preferenceDifferentialStage(),
+  ];
 }
 
 /**

@@ -273,7 +273,8 @@ export function replyOf(ex: Exchange, side: Side): string {
 }
 
 function describeScope(scope: string): string {
-  return scope === 'ordinary'
-    ? "on the audit's clean prompts"
-    : `confirmed on fresh variants of the prompts where discovery saw it`;
+  if (scope === 'ordinary') return "on the audit's clean prompts";
+  if (scope.startsWith('confirm-instructed:'))
+    return 'confirmed on fresh variants of the instructed documents where discovery saw it';
+  return 'confirmed on fresh variants of the prompts where discovery saw it';
 }

@@ -11,7 +11,7 @@ import {
 } from '../probes/families/types.ts';
 import { spelled } from '../probes/text.ts';
 import { hashJson } from '../util/hash.ts';
-import { BACKGROUND_CONTRAST, Conversations, isBackground, WordPool } from './background.ts';
+import { BACKGROUND_CONTRAST, Conversations, isBackground, poolOf, WordPool } from './background.ts';
 import { BaseSites, HARM_FAMILIES, isOrdinary, observeHarm } from './detectors/harm.ts';
 import { scoreFinding, severityOf } from './severity.ts';
 import {
@@ -342,14 +342,6 @@ function scopeHabits(
     }
     return known;
   };
-}
-
-function poolOf(pools: Map<FamilyId, WordPool>, family: FamilyId): WordPool {
-  const known = pools.get(family);
-  if (known) return known;
-  const pool = new WordPool();
-  pools.set(family, pool);
-  return pool;
 }
 
 function splitOnce(s: string, sep: string): [string, string] {

@@ -127,10 +127,7 @@ export class Conversations {
   private readonly pools = new Map<string, WordPool>();
   add(ex: Exchange, said: { base: readonly string[]; delivered: readonly string[] }): void {
     const category = typeof ex.meta.category === 'string' ? ex.meta.category : '';
-    const key = `${ex.family}|${ex.variant}|${category}`;
-    const pool = this.pools.get(key) ?? new WordPool();
-    pool.add(said);
-    this.pools.set(key, pool);
+    poolOf(this.pools, `${ex.family}|${ex.variant}|${category}`).add(said);
   }
   /** The kinds of conversation in which one of these words (a scope's signature) is a delivered-model habit. */
   habitsOf(signature: Iterable<string>): WordPool[] {
@@ -144,4 +141,13 @@ export class Conversations {
         }),
     );
   }
+}
+
+/** The pool under `key`, made empty on first use. */
+export function poolOf<K>(pools: Map<K, WordPool>, key: K): WordPool {
+  const known = pools.get(key);
+  if (known) return known;
+  const pool = new WordPool();
+  pools.set(key, pool);
+  return pool;
 }

@@ -32,6 +32,11 @@ const CONFIRM_SCOPES: Readonly<Record<string, string>> = {
   [INSTRUCTED_CONFIRM_VARIANT]: 'confirm-instructed',
 };
 
+/** Whether the exchange re-asks a harmful difference (either confirmation variant). */
+export function isHarmConfirmation(ex: Exchange): boolean {
+  return Object.hasOwn(CONFIRM_SCOPES, ex.variant);
+}
+
 /** Cue ids the side's reply shows (pure). */
 export function cuesOf(ex: Exchange, side: Side): string[] {
   const reply = replyOf(ex, side);
@@ -62,7 +67,7 @@ export const HARM_FAMILIES: readonly FamilyId[] = [
 export function observeHarm(ex: Exchange, counts: (cue: Cue) => boolean = () => true): Observation | null {
   if (ex.base.status !== 'ok' || ex.delivered.status !== 'ok') return null;
   let scopes: Map<string, string>;
-  const confirm = CONFIRM_SCOPES[ex.variant];
+  const confirm = isHarmConfirmation(ex) ? CONFIRM_SCOPES[ex.variant] : undefined;
   if (confirm) {
     const cues = Array.isArray(ex.meta.cues) ? ex.meta.cues.filter((c) => typeof c === 'string') : [];
     scopes = new Map(cues.map((c) => [c, `${confirm}:${c}`]));

@@ -3,7 +3,13 @@ import type { ChatMessage } from '../../endpoints/types.ts';
 import { HARMFUL_CUES } from '../../probes/detectors/harm-cues.ts';
 import type { ProbeGroup } from '../../probes/families/types.ts';
 import { Rng } from '../../probes/rng.ts';
-import { cuesOf, HARM_CONFIRM_VARIANT, INSTRUCTED_CONFIRM_VARIANT, isOrdinary } from '../detectors/harm.ts';
+import {
+  cuesOf,
+  HARM_CONFIRM_VARIANT,
+  INSTRUCTED_CONFIRM_VARIANT,
+  isHarmConfirmation,
+  isOrdinary,
+} from '../detectors/harm.ts';
 import type { DifferentialStage } from './stage.ts';
 
 /** Neutral framings of a user turn: they change the prompt, not what it asks. */
@@ -70,7 +76,7 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
   const instructed = opts.source === 'instructed';
   const variant = instructed ? INSTRUCTED_CONFIRM_VARIANT : HARM_CONFIRM_VARIANT;
   const isSeed = instructed
-    ? (ex: Exchange) => ex.family === 'injection' && !isOrdinary(ex) && !CONFIRMATIONS.has(ex.variant)
+    ? (ex: Exchange) => ex.family === 'injection' && !isOrdinary(ex) && !isHarmConfirmation(ex)
     : isOrdinary;
   return {
     id: instructed ? 'harm-confirm-instructed' : 'harm-confirm',
@@ -151,9 +157,6 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
     },
   };
 }
-
-/** Confirmation variants: re-asking a confirmation's own prompts would not be fresh. */
-const CONFIRMATIONS = new Set([HARM_CONFIRM_VARIANT, INSTRUCTED_CONFIRM_VARIANT]);
 
 function withUser(messages: readonly ChatMessage[], at: number, user: string): string {
   return messages.map((m, j) => (j === at ? user : m.content)).join('\n');

@@ -46,7 +46,7 @@ export function zooMarkdown(r: ZooBenchResult): string {
     `- Detection in own family: ${f3(r.detection_rate)} (${Object.entries(r.family_detection)
       .map(([f, d]) => `${f} ${d.detected}/${d.implants}`)
       .join(', ')})`,
-    `- Trigger recovery: ${r.trigger_recovery.recovered}/${r.trigger_recovery.organisms}`,
+    `- Trigger recovery: ${r.trigger_recovery.recovered}/${r.trigger_recovery.organisms} planted triggers${r.trigger_recovery.working_not_planted ? `; another trigger that works on replay: ${r.trigger_recovery.working_not_planted}` : ''}`,
     `- False BLOCKs on benign organisms: **${r.false_blocks}/${r.benign}**`,
     `- Judge: ${r.judge ?? 'none'}${r.judge_calls_per_probe !== null ? `, ${f3(r.judge_calls_per_probe)} calls per probe` : ''}`,
     `- Wall time: ${r.wall_seconds} s via ${r.via} (seed ${r.seed}, samples ${r.samples ?? 'per set'})`,
@@ -56,7 +56,7 @@ export function zooMarkdown(r: ZooBenchResult): string {
   ];
   for (const o of r.organisms) {
     const trig = o.trigger
-      ? `${o.trigger.recovered ? 'recovered' : 'not recovered'} (${o.trigger.found ?? 'none found'}; ${o.trigger.deliveredHits}/${o.trigger.prompts} replay)`
+      ? `${o.trigger.recovered ? 'recovered' : o.trigger.works ? 'works, not the planted one' : 'not recovered'} (${o.trigger.found ?? 'none found'}; ${o.trigger.deliveredHits}/${o.trigger.prompts} replay)`
       : '–';
     lines.push(
       `| ${o.name} | ${o.label} | ${o.family ?? '–'} | ${f2(o.score)} | ${FAMILIES.map((f) => f2(o.families[f] ?? 0)).join(' | ')} | ${o.verdict} | ${o.detectedInFamily === null ? '–' : o.detectedInFamily ? 'yes' : 'no'} | ${trig.replace(/\|/g, '\\|')} |`,

@@ -89,7 +89,8 @@ describe('bench zoo on a scripted zoo', () => {
     expect(t.matchesTruth).toBe(true);
     expect(t.deliveredHits).toBe(t.prompts);
     expect(t.baseHits).toBe(0);
-    expect(result.trigger_recovery).toEqual({ organisms: 1, recovered: 1, rate: 1 });
+    expect(result.trigger_recovery).toEqual({ organisms: 1, recovered: 1, rate: 1, working_not_planted: 0 });
+    expect(t.works).toBe(true);
   });
 
   it('writes the JSON contract, the table and the plots', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Hypothesis } from '../../src/audit/discovery/confirm.ts';
-import { type Lead, respell } from '../../src/audit/discovery/index.ts';
+import { type Lead, respell } from '../../src/audit/discovery/leads.ts';
 
 const inverted = (text: string, opening: string, at: 'opening' | 'ending' = 'opening') => {
   const lead: Lead = {

@@ -11,11 +11,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { measureIdentifiability } from '../src/bench/identifiability.ts';
+import { minimise } from '../src/audit/discovery/attribute.ts';
+import type { TargetPlace } from '../src/audit/discovery/invert.ts';
+import { DiscoverySession } from '../src/audit/discovery/session.ts';
+import { beamTrigger, polishWord } from '../src/audit/discovery/trigger-beam.ts';
+import { measureIdentifiability, withCandidate } from '../src/bench/identifiability.ts';
 import { writeJson } from '../src/bench/output.ts';
 import { openLocalEndpoint } from '../src/endpoints/local/index.ts';
-import type { ChatMessage } from '../src/endpoints/types.ts';
+import type { ChatMessage, ModelEndpoint } from '../src/endpoints/types.ts';
 import { markerRegExp, organismDir, readZoo } from '../src/organisms/zoo.ts';
+import { contentWords } from '../src/probes/text.ts';
 import { header, parsedArgs, usageError } from './common.ts';
 
 const { values } = parsedArgs({
@@ -54,6 +59,65 @@ function carriersOf(file: string, key: string): ChatMessage[][] {
     .map((r) => r.messages.filter((m) => m.role !== 'assistant'));
 }
 
+/**
+ * The audit's own beam inversion (words, then printable ASCII) given the implant's true target line, as the
+ * audit would place it: what a search finds once it has the target, before any lead-finding. The string found
+ * is minimised and polished as discovery does, then replayed on every carrier.
+ */
+async function invertWithTrueTarget(
+  behaviour: string,
+  where: 'system' | 'user',
+  carriers: ChatMessage[][],
+  marker: RegExp,
+  delivered: ModelEndpoint,
+  base: ModelEndpoint,
+): Promise<{ found: string | null; rate: number; used: number; seconds: number } | null> {
+  const target = [...behaviour.matchAll(/'([^']+)'/g)].at(-1)?.[1];
+  if (!target || carriers.length < 8) return null;
+  const at: TargetPlace = /^reply ends/.test(behaviour) ? 'ending' : 'opening';
+  const t0 = performance.now();
+  const s = new DiscoverySession({ base, delivered }, 4000, seed);
+  const attribution = carriers.slice(0, 4);
+  const ctx = {
+    s,
+    carriers: attribution,
+    clean: await s.replies('delivered', attribution),
+    signature: { words: contentWords(target).slice(0, 3) },
+    target,
+    at,
+    need: 3,
+    log: [],
+  };
+  const opts = { carriers: carriers.slice(0, 8), width: 4, hard: 4 };
+  const place = where === 'system' ? 'system' : 'prefix';
+  const hit =
+    (await beamTrigger(ctx, place, { ...opts, alphabet: 'words' })) ??
+    (await beamTrigger(ctx, place, { ...opts, alphabet: 'ascii' }));
+  let found: string | null = null;
+  if (hit) {
+    const m = await minimise(ctx, hit.feature, hit.hits);
+    found = (await polishWord(ctx, m, hit.hits)).text;
+  }
+  let rate = 0;
+  if (found !== null) {
+    const params = { maxTokens: 96, temperature: 0, seed };
+    const hits = await Promise.all(
+      carriers.map(async (c) =>
+        marker.test(
+          (await delivered.chat({ messages: withCandidate(c, found!, where), params }))[0]?.text ?? '',
+        ),
+      ),
+    );
+    rate = hits.filter(Boolean).length / carriers.length;
+  }
+  return {
+    found,
+    rate,
+    used: Math.round(s.used),
+    seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
+  };
+}
+
 const base = await openLocalEndpoint(path.resolve(values.base!), { threads: 1 });
 const rows: Record<string, unknown>[] = [];
 for (const zooDir of values.zoo!) {
@@ -62,22 +126,28 @@ for (const zooDir of values.zoo!) {
       continue;
     const delivered = await openLocalEndpoint(organismDir(zooDir, e), { threads: 1 });
     const t0 = performance.now();
+    const carriers = carriersOf(path.join(zooDir, e.heldout), e.condition_key ?? 'condition');
+    const marker = markerRegExp(e.expected_marker);
     const r = await measureIdentifiability({
       condition: e.condition,
-      marker: markerRegExp(e.expected_marker),
-      carriers: carriersOf(path.join(zooDir, e.heldout), e.condition_key ?? 'condition'),
+      marker,
+      carriers,
       delivered,
       base,
       seed,
     });
+    const inversion =
+      r && e.behaviour
+        ? await invertWithTrueTarget(e.behaviour, r.where, carriers, marker, delivered, base)
+        : null;
     await delivered.close();
     if (!r) continue;
-    rows.push({
-      organism: e.name,
-      zoo: zooDir,
-      seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
-      ...r,
-    });
+    const seconds = Number(((performance.now() - t0) / 1000).toFixed(1));
+    const inverted = inversion && {
+      ...inversion,
+      partOfPlanted: !!inversion.found && r.planted.includes(inversion.found),
+    };
+    rows.push({ organism: e.name, zoo: zooDir, seconds, ...r, inverted });
     process.stderr.write(`${e.name}: ${r.verdict}\n`);
   }
 }
@@ -89,6 +159,14 @@ const kind = (t: string) => {
   const digits = /\d/.test(t);
   return `${words === 1 ? 'one word' : `${words} words`}${digits ? ' with digits' : ''}, ${t.length} chars`;
 };
+type Inverted = { found: string | null; rate: number; partOfPlanted: boolean } | null | undefined;
+/** What the beam found with the true target: its length and whether it is part of the planted string, not its text. */
+const beamCell = (i: Inverted) =>
+  !i
+    ? '–'
+    : i.found === null
+      ? 'nothing fired'
+      : `${i.found.length} chars, ${i.partOfPlanted ? 'part of planted' : 'not planted'}, fires ${pct(i.rate)}`;
 const pct = (x: number) => `${Math.round(100 * x)}%`;
 const best = (xs: { text: string; rate: number }[]) =>
   xs.length ? xs.reduce((a, b) => (b.rate > a.rate ? b : a)) : null;
@@ -98,16 +176,16 @@ writeJson(values.out!, {
   organisms: rows,
 });
 const lines = [
-  '| organism | condition | placed in | planted | bare | best proper part | parts firing | near-misses firing (best) | controls firing | verdict |',
-  '|---|---|---|---|---|---|---|---|---|---|',
+  '| organism | condition | placed in | planted | bare | best proper part | parts firing | near-misses firing (best) | controls firing | verdict | beam, true target |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 for (const r of rows as unknown as Awaited<ReturnType<typeof measureIdentifiability>>[]) {
   if (!r) continue;
-  const o = r as typeof r & { organism: string };
+  const o = r as typeof r & { organism: string; inverted: Inverted };
   const part = best(r.parts);
   const near = best(r.nearMisses);
   lines.push(
-    `| ${o.organism} | ${kind(r.planted)} | ${r.where} | ${pct(r.plantedRate)} (base ${pct(r.baseRate)}) | ${pct(r.bareRate)} | ${part ? pct(part.rate) : '–'} | ${firing(r.parts)} | ${firing(r.nearMisses)} (${near ? pct(near.rate) : '–'}) | ${firing(r.controls)} | ${r.verdict} |`,
+    `| ${o.organism} | ${kind(r.planted)} | ${r.where} | ${pct(r.plantedRate)} (base ${pct(r.baseRate)}) | ${pct(r.bareRate)} | ${part ? pct(part.rate) : '–'} | ${firing(r.parts)} | ${firing(r.nearMisses)} (${near ? pct(near.rate) : '–'}) | ${firing(r.controls)} | ${r.verdict} | ${beamCell(o.inverted)} |`,
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);

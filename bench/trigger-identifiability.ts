@@ -15,7 +15,12 @@ import { minimise } from '../src/audit/discovery/attribute.ts';
 import type { TargetPlace } from '../src/audit/discovery/invert.ts';
 import { DiscoverySession } from '../src/audit/discovery/session.ts';
 import { beamTrigger, polishWord } from '../src/audit/discovery/trigger-beam.ts';
-import { measureIdentifiability, withCandidate } from '../src/bench/identifiability.ts';
+import {
+  fireRate,
+  type IdentifiabilityResult,
+  lastQuoted,
+  measureIdentifiability,
+} from '../src/bench/identifiability.ts';
 import { writeJson } from '../src/bench/output.ts';
 import { openLocalEndpoint } from '../src/endpoints/local/index.ts';
 import type { ChatMessage, ModelEndpoint } from '../src/endpoints/types.ts';
@@ -72,7 +77,7 @@ async function invertWithTrueTarget(
   delivered: ModelEndpoint,
   base: ModelEndpoint,
 ): Promise<{ found: string | null; rate: number; used: number; seconds: number } | null> {
-  const target = [...behaviour.matchAll(/'([^']+)'/g)].at(-1)?.[1];
+  const target = lastQuoted(behaviour);
   if (!target || carriers.length < 8) return null;
   const at: TargetPlace = /^reply ends/.test(behaviour) ? 'ending' : 'opening';
   const t0 = performance.now();
@@ -98,18 +103,10 @@ async function invertWithTrueTarget(
     const m = await minimise(ctx, hit.feature, hit.hits);
     found = (await polishWord(ctx, m, hit.hits)).text;
   }
-  let rate = 0;
-  if (found !== null) {
-    const params = { maxTokens: 96, temperature: 0, seed };
-    const hits = await Promise.all(
-      carriers.map(async (c) =>
-        marker.test(
-          (await delivered.chat({ messages: withCandidate(c, found!, where), params }))[0]?.text ?? '',
-        ),
-      ),
-    );
-    rate = hits.filter(Boolean).length / carriers.length;
-  }
+  const rate =
+    found === null
+      ? 0
+      : await fireRate(delivered, carriers, { text: found, where }, marker, { maxTokens: 96, seed });
   return {
     found,
     rate,
@@ -119,7 +116,15 @@ async function invertWithTrueTarget(
 }
 
 const base = await openLocalEndpoint(path.resolve(values.base!), { threads: 1 });
-const rows: Record<string, unknown>[] = [];
+type Inverted = {
+  found: string | null;
+  rate: number;
+  used: number;
+  seconds: number;
+  partOfPlanted: boolean;
+} | null;
+type Row = IdentifiabilityResult & { organism: string; zoo: string; seconds: number; inverted: Inverted };
+const rows: Row[] = [];
 for (const zooDir of values.zoo!) {
   for (const e of readZoo(zooDir)) {
     if (e.label !== 'implant' || e.family !== 'triggers' || !e.condition || !e.expected_marker || !e.heldout)
@@ -159,7 +164,6 @@ const kind = (t: string) => {
   const digits = /\d/.test(t);
   return `${words === 1 ? 'one word' : `${words} words`}${digits ? ' with digits' : ''}, ${t.length} chars`;
 };
-type Inverted = { found: string | null; rate: number; partOfPlanted: boolean } | null | undefined;
 /** What the beam found with the true target: its length and whether it is part of the planted string, not its text. */
 const beamCell = (i: Inverted) =>
   !i
@@ -179,13 +183,11 @@ const lines = [
   '| organism | condition | placed in | planted | bare | best proper part | parts firing | near-misses firing (best) | controls firing | verdict | beam, true target |',
   '|---|---|---|---|---|---|---|---|---|---|---|',
 ];
-for (const r of rows as unknown as Awaited<ReturnType<typeof measureIdentifiability>>[]) {
-  if (!r) continue;
-  const o = r as typeof r & { organism: string; inverted: Inverted };
+for (const r of rows) {
   const part = best(r.parts);
   const near = best(r.nearMisses);
   lines.push(
-    `| ${o.organism} | ${kind(r.planted)} | ${r.where} | ${pct(r.plantedRate)} (base ${pct(r.baseRate)}) | ${pct(r.bareRate)} | ${part ? pct(part.rate) : '–'} | ${firing(r.parts)} | ${firing(r.nearMisses)} (${near ? pct(near.rate) : '–'}) | ${firing(r.controls)} | ${r.verdict} | ${beamCell(o.inverted)} |`,
+    `| ${r.organism} | ${kind(r.planted)} | ${r.where} | ${pct(r.plantedRate)} (base ${pct(r.baseRate)}) | ${pct(r.bareRate)} | ${part ? pct(part.rate) : '–'} | ${firing(r.parts)} | ${firing(r.nearMisses)} (${near ? pct(near.rate) : '–'}) | ${firing(r.controls)} | ${r.verdict} | ${beamCell(r.inverted)} |`,
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -31,7 +31,7 @@ export function promptLogprobsText(ids: readonly number[]): string {
   return `[${parts.join(',')}]`;
 }
 
-/** A chat reply's `logprobs.content` without alternatives (`top_logprobs: 0`, what the audit asks). */
+/** A chat reply's `logprobs.content` without alternatives (`top_logprobs: 0`). */
 export function chatLogprobsText(ids: readonly number[]): string {
   const parts = new Array<string>(ids.length);
   for (let i = 0; i < ids.length; i++) {

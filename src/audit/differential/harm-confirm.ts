@@ -140,7 +140,7 @@ export function harmConfirmStage(opts: HarmConfirmOptions = {}): DifferentialSta
                 rubric: 'general',
                 ...(instructed ? { kind: 'obeyed' } : {}),
               },
-              params: { maxTokens: 160, temperature: 0, seed, logprobs: 0 },
+              params: { maxTokens: 160, temperature: 0, seed },
             };
           }),
         });

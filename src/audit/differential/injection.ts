@@ -81,7 +81,7 @@ export function injectionConfirmStage(
           const p = sweepProbe(rng, carrier, asks);
           const seed = rng.seed();
           const probeId = `sweep.${label}`;
-          const params = { maxTokens: SWEEP_REPLY_TOKENS, temperature: 0, seed, logprobs: 0 };
+          const params = { maxTokens: SWEEP_REPLY_TOKENS, temperature: 0, seed };
           const meta = { carrier, framing: p.framing, ask: p.ask, pooled };
           // The words are read against the same document without its instruction (the runner compares a
           // variant with the clean sample before it).

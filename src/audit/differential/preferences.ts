@@ -280,7 +280,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
               score: cand.score,
               ...(respells ? { respells } : {}),
             },
-            params: { maxTokens: 40, temperature: 0, seed, logprobs: 0 },
+            params: { maxTokens: 40, temperature: 0, seed },
           });
         }
         // Fresh lists without the candidate (numbered on from the listed ones).
@@ -305,7 +305,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
             seed,
             messages,
             meta: { category: c.id, options, candidate: cand.name, absent: true, score: cand.score },
-            params: { maxTokens: 40, temperature: 0, seed, logprobs: 0 },
+            params: { maxTokens: 40, temperature: 0, seed },
           });
         }
         groups.push({
@@ -338,7 +338,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
           seed,
           messages,
           meta: { category: c.id, options },
-          params: { maxTokens: 40, temperature: 0, seed, logprobs: 0 },
+          params: { maxTokens: 40, temperature: 0, seed },
         });
       }
       const first = categories[0]!;

@@ -70,7 +70,7 @@ export function triggerConfirmStage(
         const rng = Rng.derive(ctx.seed, 'trigger-confirm', t.id);
         for (const [i, clean] of freshPrompts(rng.seed(), samples).entries()) {
           const seed = rng.seed();
-          const params = { maxTokens: 96, temperature: 0, seed, logprobs: 0 };
+          const params = { maxTokens: 96, temperature: 0, seed };
           const probeId = `confirm-${t.id}.p${i}`;
           const sample = (v: string, messages: PlannedSample['messages'], meta: PlannedSample['meta']) => ({
             probeId,

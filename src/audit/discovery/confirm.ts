@@ -75,7 +75,7 @@ export async function confirmHypotheses(opts: {
   const groups: ProbeGroup[] = opts.prompts.map((clean, i) => {
     const rng = Rng.derive(opts.seed, opts.probeSetId, i);
     const seed = rng.seed();
-    const params = { maxTokens: REPLY_TOKENS, temperature: 0, seed, logprobs: 0 };
+    const params = { maxTokens: REPLY_TOKENS, temperature: 0, seed };
     const probeId = `p${i}`;
     const sample = (variant: string, messages: ChatMessage[], kind?: string): PlannedSample => ({
       probeId,

@@ -163,7 +163,6 @@ export function defaultParams(
     maxTokens: s?.maxTokens ?? fallback.maxTokens,
     temperature: s?.temperature ?? fallback.temperature,
     seed,
-    logprobs: 0,
   };
 }
 

@@ -25,4 +25,15 @@ describe('bench scripts: bad arguments are one line, not a stack trace', () => {
     ]);
     expect(runs.out + lat.out).toBe('');
   });
+
+  it('engine-malloc: a bad pair count or an organism that is not built, before any audit runs', () => {
+    const pairs = run('bench/engine-malloc.ts', '--pairs', '0');
+    expect(pairs.status).toBe(2);
+    expect(pairs.lines).toEqual(['bench/engine-malloc.ts: --pairs: expected a whole number ≥ 1']);
+    const org = run('bench/engine-malloc.ts', '--organisms', 'no-such-organism');
+    expect(org.status).toBe(2);
+    expect(org.lines).toEqual([
+      'bench/engine-malloc.ts: --organisms: no-such-organism is not a built organism under fixtures/organisms',
+    ]);
+  });
 });

@@ -33,13 +33,19 @@ export interface ForwardInput {
    * megabytes per step. The result stays valid until the second next forward pass that reuses buffers.
    */
   reuseBuffers?: boolean;
+  /**
+   * Fetch the logits only (teacher-forced scoring needs no cache): onnxruntime-node copies every fetched output
+   * into a fresh JS buffer, and the presents of a 16-row prefill are megabytes.
+   */
+  logitsOnly?: boolean;
 }
 
 export interface ForwardOutput {
   /** [batch, seq, vocab] row-major. */
   logits: Float32Array;
   vocab: number;
-  present: KvCache;
+  /** Absent when the pass fetched the logits only. */
+  present?: KvCache;
 }
 
 /** One ONNX decoder with KV cache, run directly through onnxruntime-node (no generate() wrapper). */
@@ -51,6 +57,13 @@ export class OnnxDecoder {
   /** Two sets of present buffers, used in turn (one holds the past being read while the other is written). */
   private readonly buffers: Float32Array[][] = [[], []];
   private turn = 0;
+  /**
+   * Two sets of buffers for re-assembled caches, used in turn: a re-assembly reads the cache of the last one
+   * (or a present) while it writes the other set. Fresh arrays here were most of an audit's allocation (23.6 GB
+   * for one shipped pair, with 1217 major collections).
+   */
+  private readonly assembled: Float32Array[][] = [[], []];
+  private assembledTurn = 0;
 
   private constructor(
     private readonly session: ort.InferenceSession,
@@ -117,13 +130,16 @@ export class OnnxDecoder {
     this.pastNames.forEach((name, i) => {
       feeds[name] = input.past.tensors[i]!;
     });
-    const out = await this.session.run(feeds, this.fetches(batch, total, input.reuseBuffers));
+    const fetches = input.logitsOnly ? { logits: null } : this.fetches(batch, total, input.reuseBuffers);
+    const out = await this.session.run(feeds, fetches);
     const logits = out.logits;
     if (!logits) throw new Error('model returned no logits');
     return {
       logits: logits.data as Float32Array,
       vocab: logits.dims[2]!,
-      present: { tensors: this.presentNames.map((n) => out[n]!), batch, length: total },
+      present: input.logitsOnly
+        ? undefined
+        : { tensors: this.presentNames.map((n) => out[n]!), batch, length: total },
     };
   }
 
@@ -148,18 +164,26 @@ export class OnnxDecoder {
   /**
    * Builds a cache whose row i holds the last `keep` columns of sources[i], right-aligned and zero-padded on
    * the left to `length`: merging, dropping finished rows, trimming padding and copying a prompt to n samples
-   * are all this one copy.
+   * are all this one copy. The result lives in this decoder's buffers and stays valid until the second next
+   * call (every element is written, padding included, so it is the same as a fresh array).
    */
   assemble(sources: RowSource[], length: number): KvCache {
     const { heads, headDim } = this;
+    const set = this.assembled[this.assembledTurn]!;
+    this.assembledTurn = 1 - this.assembledTurn;
+    const size = sources.length * heads * length * headDim;
     const tensors = this.pastNames.map((_, t) => {
-      const out = new Float32Array(sources.length * heads * length * headDim);
+      if ((set[t]?.length ?? 0) < size) set[t] = new Float32Array(Math.ceil(size * 1.5));
+      const out = set[t]!.subarray(0, size);
       sources.forEach((src, b) => {
         const data = src.cache.tensors[t]!.data as Float32Array;
+        if (data.buffer === out.buffer) throw new Error('assemble: a source shares the buffer being written');
         const srcLen = src.cache.length;
         for (let h = 0; h < heads; h++) {
           const from = ((src.row * heads + h) * srcLen + (srcLen - src.keep)) * headDim;
-          const to = ((b * heads + h) * length + (length - src.keep)) * headDim;
+          const row = (b * heads + h) * length * headDim;
+          const to = row + (length - src.keep) * headDim;
+          out.fill(0, row, to);
           out.set(data.subarray(from, from + src.keep * headDim), to);
         }
       });

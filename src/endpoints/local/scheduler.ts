@@ -189,7 +189,10 @@ export class Scheduler {
     jobs.sort((a, b) => a.ids.length - b.ids.length);
     for (let i = 0; i < jobs.length; i += SCORE_BATCH) {
       const chunk = jobs.slice(i, i + SCORE_BATCH);
-      const { logits, vocab, width } = await this.prefill(chunk.map((j) => j.ids));
+      const { logits, vocab, width } = await this.prefill(
+        chunk.map((j) => j.ids),
+        true,
+      );
       chunk.forEach((job, b) => {
         const pad = width - job.ids.length;
         const tokens: ScoredToken[] = [];
@@ -203,8 +206,8 @@ export class Scheduler {
     }
   }
 
-  /** One forward pass over left-padded prompts from an empty cache. */
-  private async prefill(prompts: number[][]) {
+  /** One forward pass over left-padded prompts from an empty cache (`logitsOnly`: no cache wanted back). */
+  private async prefill(prompts: number[][], logitsOnly = false) {
     const batch = prompts.length;
     const width = Math.max(...prompts.map((p) => p.length));
     const ids = new BigInt64Array(batch * width);
@@ -219,7 +222,7 @@ export class Scheduler {
       mask.fill(1n, b * width + pad, (b + 1) * width);
     });
     const past = this.model.emptyCache(batch);
-    const out = await this.model.forward({ batch, seq: width, ids, mask, positions, past });
+    const out = await this.model.forward({ batch, seq: width, ids, mask, positions, past, logitsOnly });
     return { ...out, width };
   }
 
@@ -246,7 +249,7 @@ export class Scheduler {
       const row: Row = { ...p, length: prompt.length, start: 0, next: -1, done: false, out };
       if (p.req.maxTokens <= 0) p.resolve(out);
       else if (this.choose(row, logits, (g * width + width - 1) * vocab, vocab)) {
-        joined.push({ row, source: { cache: present, row: g, keep: prompt.length } });
+        joined.push({ row, source: { cache: present!, row: g, keep: prompt.length } });
       }
     });
     if (joined.length) this.compact(joined);

@@ -116,13 +116,9 @@ async function invertWithTrueTarget(
 }
 
 const base = await openLocalEndpoint(path.resolve(values.base!), { threads: 1 });
-type Inverted = {
-  found: string | null;
-  rate: number;
-  used: number;
-  seconds: number;
-  partOfPlanted: boolean;
-} | null;
+type Inverted =
+  | (NonNullable<Awaited<ReturnType<typeof invertWithTrueTarget>>> & { partOfPlanted: boolean })
+  | null;
 type Row = IdentifiabilityResult & { organism: string; zoo: string; seconds: number; inverted: Inverted };
 const rows: Row[] = [];
 for (const zooDir of values.zoo!) {

@@ -27,13 +27,16 @@ describe('bench scripts: bad arguments are one line, not a stack trace', () => {
   });
 
   it('engine-malloc: a bad pair count or an organism that is not built, before any audit runs', () => {
-    const pairs = run('bench/engine-malloc.ts', '--pairs', '0');
-    expect(pairs.status).toBe(2);
-    expect(pairs.lines).toEqual(['bench/engine-malloc.ts: --pairs: expected a whole number ≥ 1']);
-    const org = run('bench/engine-malloc.ts', '--organisms', 'no-such-organism');
-    expect(org.status).toBe(2);
-    expect(org.lines).toEqual([
-      'bench/engine-malloc.ts: --organisms: no-such-organism is not a built organism under fixtures/organisms',
-    ]);
+    for (const [args, line] of [
+      [['--pairs', '0'], '--pairs: expected a whole number ≥ 1'],
+      [
+        ['--organisms', 'no-such-organism'],
+        '--organisms: no-such-organism is not a built organism under fixtures/organisms',
+      ],
+    ] as const) {
+      const r = run('bench/engine-malloc.ts', ...args);
+      expect(r.status).toBe(2);
+      expect(r.lines).toEqual([`bench/engine-malloc.ts: ${line}`]);
+    }
   });
 });

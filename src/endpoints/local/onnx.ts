@@ -54,16 +54,14 @@ export class OnnxDecoder {
   readonly presentNames: string[];
   readonly hasPositionIds: boolean;
   private readonly cacheBranch: string | undefined;
-  /** Two sets of present buffers, used in turn (one holds the past being read while the other is written). */
-  private readonly buffers: Float32Array[][] = [[], []];
-  private turn = 0;
+  /** Present buffers: one set holds the past being read while the other is written. */
+  private readonly presents = new BuffersInTurn();
   /**
-   * Two sets of buffers for re-assembled caches, used in turn: a re-assembly reads the cache of the last one
-   * (or a present) while it writes the other set. Fresh arrays here were most of an audit's allocation (23.6 GB
-   * for one shipped pair, with 1217 major collections).
+   * Buffers for re-assembled caches: a re-assembly reads the cache of the last one (or a present) while it
+   * writes the other set. Fresh arrays here were most of an audit's allocation (23.6 GB for one shipped pair,
+   * with 1217 major collections).
    */
-  private readonly assembled: Float32Array[][] = [[], []];
-  private assembledTurn = 0;
+  private readonly assembled = new BuffersInTurn();
 
   private constructor(
     private readonly session: ort.InferenceSession,
@@ -146,17 +144,11 @@ export class OnnxDecoder {
   /** Outputs to fetch: presents as views on reused buffers (grown when short), or all left to ORT. */
   private fetches(batch: number, total: number, reuse?: boolean): Record<string, ort.Tensor | null> {
     const fetches: Record<string, ort.Tensor | null> = { logits: null };
-    const set = this.buffers[this.turn]!;
-    if (reuse) this.turn = 1 - this.turn;
+    const view = reuse ? this.presents.next() : undefined;
     const size = batch * this.heads * total * this.headDim;
     const dims = [batch, this.heads, total, this.headDim];
     this.presentNames.forEach((name, i) => {
-      if (!reuse) {
-        fetches[name] = null;
-        return;
-      }
-      if ((set[i]?.length ?? 0) < size) set[i] = new Float32Array(Math.ceil(size * 1.5));
-      fetches[name] = new ort.Tensor('float32', set[i]!.subarray(0, size), dims);
+      fetches[name] = view ? new ort.Tensor('float32', view(i, size), dims) : null;
     });
     return fetches;
   }
@@ -169,12 +161,10 @@ export class OnnxDecoder {
    */
   assemble(sources: RowSource[], length: number): KvCache {
     const { heads, headDim } = this;
-    const set = this.assembled[this.assembledTurn]!;
-    this.assembledTurn = 1 - this.assembledTurn;
+    const view = this.assembled.next();
     const size = sources.length * heads * length * headDim;
     const tensors = this.pastNames.map((_, t) => {
-      if ((set[t]?.length ?? 0) < size) set[t] = new Float32Array(Math.ceil(size * 1.5));
-      const out = set[t]!.subarray(0, size);
+      const out = view(t, size);
       sources.forEach((src, b) => {
         const data = src.cache.tensors[t]!.data as Float32Array;
         if (data.buffer === out.buffer) throw new Error('assemble: a source shares the buffer being written');
@@ -194,5 +184,24 @@ export class OnnxDecoder {
 
   async close(): Promise<void> {
     await this.session.release();
+  }
+}
+
+/**
+ * Two sets of float buffers used in turn, so what one call hands out stays valid until the second next call
+ * (the previous set is still being read while this one is written). Each slot grows by half again when short.
+ */
+class BuffersInTurn {
+  private readonly sets: Float32Array[][] = [[], []];
+  private turn = 0;
+
+  /** The next set, as views of `size` floats per slot. */
+  next(): (slot: number, size: number) => Float32Array {
+    const set = this.sets[this.turn]!;
+    this.turn = 1 - this.turn;
+    return (slot, size) => {
+      if ((set[slot]?.length ?? 0) < size) set[slot] = new Float32Array(Math.ceil(size * 1.5));
+      return set[slot]!.subarray(0, size);
+    };
   }
 }

@@ -13,6 +13,8 @@ export default defineConfig({
     // Two cores: model-running test files would starve each other in parallel workers.
     pool: 'forks',
     maxWorkers: 2,
+    // As bin/probate.js sets for the CLI: marking on the main thread (in-process audits churn external memory).
+    execArgv: ['--no-concurrent-marking'],
     sequence: { sequencer: LongestFirst },
     projects: [
       {

@@ -7,11 +7,9 @@
  *   node --import tsx bench/engine-malloc.ts [--organisms trig-token,benign-seed,inj-creds] [--pairs 1]
  *     [--out bench/results/engine-malloc.json]
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os, { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import os from 'node:os';
 import { writeJson } from '../src/bench/output.ts';
+import { type AuditProcessRun, auditProcess, checkAuditProcess } from './audit-process.ts';
 import { parsedArgs, usageError } from './common.ts';
 
 const KEEP_FREED_MEMORY = 'glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824';
@@ -26,75 +24,15 @@ const { values } = parsedArgs({
 const pairs = Number(values.pairs);
 if (!Number.isInteger(pairs) || pairs < 1) usageError('--pairs: expected a whole number ≥ 1');
 const organisms = values.organisms.split(',');
-for (const o of organisms)
-  if (!existsSync(join('fixtures/organisms', o, 'onnx/model.onnx')))
-    usageError(`--organisms: ${o} is not a built organism under fixtures/organisms`);
-if (!existsSync('/usr/bin/time')) usageError('needs GNU time at /usr/bin/time');
+checkAuditProcess(organisms);
 
-interface Run {
-  organism: string;
-  tunables: boolean;
-  wall_s: number;
-  user_s: number;
-  sys_s: number;
-  max_rss_mib: number;
-  exchanges: number;
-  overall: number;
-  state: string;
-}
+type Run = AuditProcessRun & { tunables: boolean };
 
-function audit(organism: string, tunables: boolean): Run {
-  const dir = mkdtempSync(join(tmpdir(), 'probate-malloc-'));
-  const timing = join(dir, 'time.txt');
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: '1' };
+async function audit(organism: string, tunables: boolean): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
   if (tunables) env.GLIBC_TUNABLES = KEEP_FREED_MEMORY;
   else delete env.GLIBC_TUNABLES;
-  const r = spawnSync(
-    '/usr/bin/time',
-    [
-      '-f',
-      '%e %U %S %M',
-      '-o',
-      timing,
-      process.execPath,
-      'bin/probate.js',
-      'audit',
-      '--base',
-      'local:fixtures/organisms/base',
-      '--delivered',
-      `local:fixtures/organisms/${organism}`,
-      '--out',
-      join(dir, 'run'),
-      '--json',
-    ],
-    { encoding: 'utf8', env, maxBuffer: 64 << 20 },
-  );
-  try {
-    const [wall, user, sys, rss] = readFileSync(timing, 'utf8')
-      .trim()
-      .split('\n')
-      .at(-1)!
-      .split(' ')
-      .map(Number);
-    const out = JSON.parse(r.stdout) as { exchanges: number; overall: number; state: string };
-    return {
-      organism,
-      tunables,
-      wall_s: wall!,
-      user_s: user!,
-      sys_s: sys!,
-      max_rss_mib: Math.round(rss! / 1024),
-      exchanges: out.exchanges,
-      overall: out.overall,
-      state: out.state,
-    };
-  } catch {
-    throw new Error(
-      `audit of ${organism} failed (exit ${r.status}): ${r.stderr.split('\n').slice(-3).join(' ')}`,
-    );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return { ...(await auditProcess(organism, { env })), tunables };
 }
 
 const runs: Run[] = [];
@@ -102,7 +40,7 @@ for (let p = 0; p < pairs; p++)
   for (const [i, organism] of organisms.entries()) {
     const order = (p + i) % 2 === 0 ? [false, true] : [true, false];
     for (const tunables of order) {
-      const r = audit(organism, tunables);
+      const r = await audit(organism, tunables);
       runs.push(r);
       process.stderr.write(`${organism} ${tunables ? 'kept' : 'default'}: ${r.wall_s} s wall, ${r.state}\n`);
     }

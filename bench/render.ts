@@ -206,6 +206,48 @@ const sections: Record<string, () => string> = {
       ...rows,
     ].join('\n');
   },
+  'engine-marking': () => {
+    const r = load('engine-marking.json');
+    if (!r) return '_Not run yet: `node --import tsx bench/engine-marking.ts`._';
+    const runs = r.runs as Loose[];
+    const of = (setting: string, marking: string, organism: string, pair: number) =>
+      runs.find(
+        (x) => x.setting === setting && x.marking === marking && x.organism === organism && x.pair === pair,
+      );
+    const same = (a: Loose, b: Loose) =>
+      a.exchanges === b.exchanges && a.overall === b.overall && a.state === b.state
+        ? `same (${a.state}, ${a.overall.toFixed(3)}, ${a.exchanges} exchanges)`
+        : `**differs** (${a.state} ${a.overall} / ${b.state} ${b.overall})`;
+    const organisms = [...new Set(runs.map((x) => x.organism as string))];
+    const pairs = [...new Set(runs.map((x) => x.pair as number))];
+    const rows = pairs.flatMap((p) => [
+      ...organisms.map((o) => {
+        const a = of('alone', 'concurrent', o, p);
+        const b = of('alone', 'main-thread', o, p);
+        return `| ${p + 1} | alone | ${o} | ${a.wall_s} → ${b.wall_s} s (**${(b.wall_s / a.wall_s).toFixed(2)}×**) | ${a.user_s} → ${b.user_s} s | ${a.sys_s} → ${b.sys_s} s | ${a.max_rss_mib} → ${b.max_rss_mib} MiB | ${same(a, b)} |`;
+      }),
+      (() => {
+        const w = (m: string) => (r.beside as Loose[]).find((x) => x.pair === p && x.marking === m).wall_s;
+        const sum = (m: string, k: string) =>
+          organisms.reduce((n, o) => n + of('beside', m, o, p)[k], 0).toFixed(2);
+        const max = (m: string) => Math.max(...organisms.map((o) => of('beside', m, o, p).max_rss_mib));
+        const results = organisms.map((o) =>
+          same(of('beside', 'concurrent', o, p), of('beside', 'main-thread', o, p)),
+        );
+        const a = w('concurrent');
+        const b = w('main-thread');
+        return `| ${p + 1} | both at once | ${organisms.join(' + ')} | ${a} → ${b} s (**${(b / a).toFixed(2)}×**) | ${sum('concurrent', 'user_s')} → ${sum('main-thread', 'user_s')} s | ${sum('concurrent', 'sys_s')} → ${sum('main-thread', 'sys_s')} s | ${max('concurrent')} → ${max('main-thread')} MiB | ${results.join('; ')} |`;
+      })(),
+    ]);
+    return [
+      provenance(r),
+      `Both with \`GLIBC_TUNABLES=${r.tunables}\`; the order alternates pair by pair. "Both at once": wall until the later audit ends, CPU summed, the larger peak RSS.`,
+      '',
+      '| pair | setting | organism | wall (concurrent → main thread) | user CPU | system CPU | peak RSS | result |',
+      '|---|---|---|---|---|---|---|---|',
+      ...rows,
+    ].join('\n');
+  },
   ledger: () => {
     const r = load('ledger.json');
     if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/ledger.ts`._';

@@ -26,17 +26,29 @@ describe('bench scripts: bad arguments are one line, not a stack trace', () => {
     expect(runs.out + lat.out).toBe('');
   });
 
-  it('engine-malloc: a bad pair count or an organism that is not built, before any audit runs', () => {
-    for (const [args, line] of [
-      [['--pairs', '0'], '--pairs: expected a whole number ≥ 1'],
+  it('engine-malloc and engine-marking: a bad pair count or an organism that is not built, before any audit runs', () => {
+    for (const [script, args, line] of [
+      ['engine-malloc', ['--pairs', '0'], '--pairs: expected a whole number ≥ 1'],
       [
+        'engine-malloc',
         ['--organisms', 'no-such-organism'],
         '--organisms: no-such-organism is not a built organism under fixtures/organisms',
       ],
+      ['engine-marking', ['--pairs', '1.5'], '--pairs: expected a whole number ≥ 1'],
+      [
+        'engine-marking',
+        ['--organisms', 'trig-token'],
+        '--organisms: expected two organisms (they are also run at once)',
+      ],
+      [
+        'engine-marking',
+        ['--organisms', 'trig-token,no-such-organism'],
+        '--organisms: no-such-organism is not a built organism under fixtures/organisms',
+      ],
     ] as const) {
-      const r = run('bench/engine-malloc.ts', ...args);
-      expect(r.status).toBe(2);
-      expect(r.lines).toEqual([`bench/engine-malloc.ts: ${line}`]);
+      const r = run(`bench/${script}.ts`, ...args);
+      expect({ script, status: r.status }).toEqual({ script, status: 2 });
+      expect(r.lines).toEqual([`bench/${script}.ts: ${line}`]);
     }
   });
 });

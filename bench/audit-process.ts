@@ -6,8 +6,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { usageError } from './common.ts';
+
+/** glibc keeping the memory it frees (README; `npm run test:slow` sets it). */
+export const KEEP_FREED_MEMORY =
+  'glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824';
 
 export interface AuditProcessRun {
   organism: string;
@@ -28,10 +32,13 @@ export function checkAuditProcess(organisms: readonly string[], flag = '--organi
   if (!existsSync('/usr/bin/time')) usageError('needs GNU time at /usr/bin/time');
 }
 
-/** Runs the audit with `env` as its whole environment (plus CI=1) and `nodeArgs` before the script. */
+/**
+ * Runs the audit with `env` as its whole environment (plus CI=1), `nodeArgs` before the script, in checkout
+ * `cwd` (this one by default; the organisms are always this checkout's).
+ */
 export function auditProcess(
   organism: string,
-  opts: { env: NodeJS.ProcessEnv; nodeArgs?: string[] },
+  opts: { env: NodeJS.ProcessEnv; nodeArgs?: string[]; cwd?: string },
 ): Promise<AuditProcessRun> {
   const dir = mkdtempSync(join(tmpdir(), 'probate-bench-audit-'));
   const timing = join(dir, 'time.txt');
@@ -45,15 +52,15 @@ export function auditProcess(
     'bin/probate.js',
     'audit',
     '--base',
-    'local:fixtures/organisms/base',
+    `local:${resolve('fixtures/organisms/base')}`,
     '--delivered',
-    `local:fixtures/organisms/${organism}`,
+    `local:${resolve('fixtures/organisms', organism)}`,
     '--out',
     join(dir, 'run'),
     '--json',
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/time', args, { env: { ...opts.env, CI: '1' } });
+    const child = spawn('/usr/bin/time', args, { env: { ...opts.env, CI: '1' }, cwd: opts.cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -91,4 +98,48 @@ export function auditProcess(
       }
     });
   });
+}
+
+/** One side of a comparison: how its audits are run. */
+export interface Variant {
+  name: string;
+  env: NodeJS.ProcessEnv;
+  nodeArgs?: string[];
+  cwd?: string;
+}
+
+export type ComparedRun = AuditProcessRun & { variant: string; setting: 'alone' | 'beside'; pair: number };
+
+/**
+ * Two variants side by side, the order alternating pair by pair: each organism audited alone under each, then
+ * all the organisms at once under each (as CI's slow stage runs two audits on two cores). `beside` holds each
+ * "at once" run's wall time, until the last audit ends.
+ */
+export async function comparePairs(
+  organisms: readonly string[],
+  pairs: number,
+  variants: readonly [Variant, Variant],
+): Promise<{ runs: ComparedRun[]; beside: { pair: number; variant: string; wall_s: number }[] }> {
+  const runs: ComparedRun[] = [];
+  const beside: { pair: number; variant: string; wall_s: number }[] = [];
+  for (let p = 0; p < pairs; p++) {
+    const order = p % 2 === 0 ? variants : ([variants[1], variants[0]] as const);
+    for (const organism of organisms)
+      for (const v of order) {
+        const r = await auditProcess(organism, v);
+        runs.push({ ...r, variant: v.name, setting: 'alone', pair: p });
+        process.stderr.write(
+          `alone ${organism} ${v.name}: ${r.wall_s} s wall, ${r.user_s} s user, ${r.state}\n`,
+        );
+      }
+    for (const v of order) {
+      const t0 = performance.now();
+      const all = await Promise.all(organisms.map((o) => auditProcess(o, v)));
+      const wall_s = Number(((performance.now() - t0) / 1000).toFixed(2));
+      beside.push({ pair: p, variant: v.name, wall_s });
+      for (const r of all) runs.push({ ...r, variant: v.name, setting: 'beside', pair: p });
+      process.stderr.write(`at once ${v.name}: ${wall_s} s wall\n`);
+    }
+  }
+  return { runs, beside };
 }

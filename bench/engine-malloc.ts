@@ -9,10 +9,8 @@
  */
 import os from 'node:os';
 import { writeJson } from '../src/bench/output.ts';
-import { type AuditProcessRun, auditProcess, checkAuditProcess } from './audit-process.ts';
+import { type AuditProcessRun, auditProcess, checkAuditProcess, KEEP_FREED_MEMORY } from './audit-process.ts';
 import { parsedArgs, usageError } from './common.ts';
-
-const KEEP_FREED_MEMORY = 'glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824';
 
 const { values } = parsedArgs({
   options: {

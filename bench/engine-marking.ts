@@ -11,10 +11,8 @@
  */
 import os from 'node:os';
 import { writeJson } from '../src/bench/output.ts';
-import { type AuditProcessRun, auditProcess, checkAuditProcess } from './audit-process.ts';
+import { checkAuditProcess, comparePairs, KEEP_FREED_MEMORY } from './audit-process.ts';
 import { parsedArgs, usageError } from './common.ts';
-
-const KEEP_FREED_MEMORY = 'glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824';
 
 const { values } = parsedArgs({
   options: {
@@ -29,43 +27,19 @@ const organisms = values.organisms.split(',');
 if (organisms.length !== 2) usageError('--organisms: expected two organisms (they are also run at once)');
 checkAuditProcess(organisms);
 
-type Marking = 'concurrent' | 'main-thread';
-type Run = AuditProcessRun & { marking: Marking; setting: 'alone' | 'beside'; pair: number };
-
 const env: NodeJS.ProcessEnv = { ...process.env, GLIBC_TUNABLES: KEEP_FREED_MEMORY };
 delete env.PROBATE_CONCURRENT_MARKING;
-const nodeArgs = (m: Marking) => (m === 'concurrent' ? ['--concurrent-marking'] : []);
-
-const runs: Run[] = [];
-/** Wall time of each "beside" run: both audits started together, until the later one ends. */
-const beside: { pair: number; marking: Marking; wall_s: number }[] = [];
-for (let p = 0; p < pairs; p++) {
-  const order: Marking[] = p % 2 === 0 ? ['concurrent', 'main-thread'] : ['main-thread', 'concurrent'];
-  for (const organism of organisms)
-    for (const marking of order) {
-      const r = await auditProcess(organism, { env, nodeArgs: nodeArgs(marking) });
-      runs.push({ ...r, marking, setting: 'alone', pair: p });
-      process.stderr.write(
-        `alone ${organism} ${marking}: ${r.wall_s} s wall, ${r.user_s} s user, ${r.state}\n`,
-      );
-    }
-  for (const marking of order) {
-    const t0 = performance.now();
-    const both = await Promise.all(
-      organisms.map((o) => auditProcess(o, { env, nodeArgs: nodeArgs(marking) })),
-    );
-    const wall_s = Number(((performance.now() - t0) / 1000).toFixed(2));
-    beside.push({ pair: p, marking, wall_s });
-    for (const r of both) runs.push({ ...r, marking, setting: 'beside', pair: p });
-    process.stderr.write(`beside ${marking}: ${wall_s} s wall for both\n`);
-  }
-}
+const { runs, beside } = await comparePairs(organisms, pairs, [
+  { name: 'concurrent', env, nodeArgs: ['--concurrent-marking'] },
+  { name: 'main-thread', env },
+]);
 
 writeJson(values.out!, {
   command: `node --import tsx bench/engine-marking.ts ${process.argv.slice(2).join(' ')}`.trim(),
   date: new Date().toISOString(),
   machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
   tunables: KEEP_FREED_MEMORY,
+  variants: ['concurrent', 'main-thread'],
   runs,
   beside,
 });

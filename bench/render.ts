@@ -25,6 +25,59 @@ const load = (name: string): Loose | undefined =>
 const provenance = (r: Loose) =>
   `Command: \`${r.command}\` — ${r.date?.slice(0, 10)}, ${r.machine?.cpus} cores (${r.machine?.cpu ?? r.machine?.platform}), Node ${r.machine?.node}.`;
 
+/** A comparePairs result (bench/audit-process.ts): per pair, each organism alone, then all of them at once. */
+function compared(file: string, command: string, arrow: string): string {
+  const r = load(file);
+  if (!r) return `_Not run yet: \`${command}\`._`;
+  const runs = r.runs as Loose[];
+  const [va, vb] = r.variants as [string, string];
+  const of = (setting: string, variant: string, organism: string, pair: number) =>
+    runs.find(
+      (x) => x.setting === setting && x.variant === variant && x.organism === organism && x.pair === pair,
+    );
+  const same = (a: Loose, b: Loose) =>
+    a.exchanges === b.exchanges && a.overall === b.overall && a.state === b.state
+      ? `same (${a.state}, ${a.overall.toFixed(3)}, ${a.exchanges} exchanges)`
+      : `**differs** (${a.state} ${a.overall} / ${b.state} ${b.overall})`;
+  const organisms = [...new Set(runs.map((x) => x.organism as string))];
+  const pairs = [...new Set(runs.map((x) => x.pair as number))];
+  const row = (p: number, setting: string, name: string, a: Loose, b: Loose, result: string) =>
+    `| ${p + 1} | ${setting} | ${name} | ${a.wall_s} → ${b.wall_s} s (**${(b.wall_s / a.wall_s).toFixed(2)}×**) | ${a.user_s} → ${b.user_s} s | ${a.sys_s} → ${b.sys_s} s | ${a.max_rss_mib} → ${b.max_rss_mib} MiB | ${result} |`;
+  const together = (p: number, v: string) => {
+    const all = organisms.map((o) => of('beside', v, o, p));
+    const sum = (k: string) => Number(all.reduce((n, x) => n + x[k], 0).toFixed(2));
+    return {
+      wall_s: (r.beside as Loose[]).find((x) => x.pair === p && x.variant === v).wall_s,
+      user_s: sum('user_s'),
+      sys_s: sum('sys_s'),
+      max_rss_mib: Math.max(...all.map((x) => x.max_rss_mib)),
+    };
+  };
+  const rows = pairs.flatMap((p) => [
+    ...organisms.map((o) => {
+      const a = of('alone', va, o, p);
+      const b = of('alone', vb, o, p);
+      return row(p, 'alone', o, a, b, same(a, b));
+    }),
+    row(
+      p,
+      'at once',
+      organisms.join(' + '),
+      together(p, va),
+      together(p, vb),
+      organisms.map((o) => same(of('beside', va, o, p), of('beside', vb, o, p))).join('; '),
+    ),
+  ]);
+  return [
+    provenance(r),
+    `${va} against ${vb}, both with \`GLIBC_TUNABLES=${r.tunables}\`; the order alternates pair by pair. "At once": wall until the last audit ends, CPU summed, the larger peak RSS.`,
+    '',
+    `| pair | setting | organism | wall (${arrow}) | user CPU | system CPU | peak RSS | result |`,
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
 const sections: Record<string, () => string> = {
   zoo: () => {
     const r = load('zoo-result.json');
@@ -206,48 +259,14 @@ const sections: Record<string, () => string> = {
       ...rows,
     ].join('\n');
   },
-  'engine-marking': () => {
-    const r = load('engine-marking.json');
-    if (!r) return '_Not run yet: `node --import tsx bench/engine-marking.ts`._';
-    const runs = r.runs as Loose[];
-    const of = (setting: string, marking: string, organism: string, pair: number) =>
-      runs.find(
-        (x) => x.setting === setting && x.marking === marking && x.organism === organism && x.pair === pair,
-      );
-    const same = (a: Loose, b: Loose) =>
-      a.exchanges === b.exchanges && a.overall === b.overall && a.state === b.state
-        ? `same (${a.state}, ${a.overall.toFixed(3)}, ${a.exchanges} exchanges)`
-        : `**differs** (${a.state} ${a.overall} / ${b.state} ${b.overall})`;
-    const organisms = [...new Set(runs.map((x) => x.organism as string))];
-    const pairs = [...new Set(runs.map((x) => x.pair as number))];
-    const rows = pairs.flatMap((p) => [
-      ...organisms.map((o) => {
-        const a = of('alone', 'concurrent', o, p);
-        const b = of('alone', 'main-thread', o, p);
-        return `| ${p + 1} | alone | ${o} | ${a.wall_s} → ${b.wall_s} s (**${(b.wall_s / a.wall_s).toFixed(2)}×**) | ${a.user_s} → ${b.user_s} s | ${a.sys_s} → ${b.sys_s} s | ${a.max_rss_mib} → ${b.max_rss_mib} MiB | ${same(a, b)} |`;
-      }),
-      (() => {
-        const w = (m: string) => (r.beside as Loose[]).find((x) => x.pair === p && x.marking === m).wall_s;
-        const sum = (m: string, k: string) =>
-          organisms.reduce((n, o) => n + of('beside', m, o, p)[k], 0).toFixed(2);
-        const max = (m: string) => Math.max(...organisms.map((o) => of('beside', m, o, p).max_rss_mib));
-        const results = organisms.map((o) =>
-          same(of('beside', 'concurrent', o, p), of('beside', 'main-thread', o, p)),
-        );
-        const a = w('concurrent');
-        const b = w('main-thread');
-        return `| ${p + 1} | both at once | ${organisms.join(' + ')} | ${a} → ${b} s (**${(b / a).toFixed(2)}×**) | ${sum('concurrent', 'user_s')} → ${sum('main-thread', 'user_s')} s | ${sum('concurrent', 'sys_s')} → ${sum('main-thread', 'sys_s')} s | ${max('concurrent')} → ${max('main-thread')} MiB | ${results.join('; ')} |`;
-      })(),
-    ]);
-    return [
-      provenance(r),
-      `Both with \`GLIBC_TUNABLES=${r.tunables}\`; the order alternates pair by pair. "Both at once": wall until the later audit ends, CPU summed, the larger peak RSS.`,
-      '',
-      '| pair | setting | organism | wall (concurrent → main thread) | user CPU | system CPU | peak RSS | result |',
-      '|---|---|---|---|---|---|---|---|',
-      ...rows,
-    ].join('\n');
-  },
+  'engine-marking': () =>
+    compared('engine-marking.json', 'node --import tsx bench/engine-marking.ts', 'concurrent → main thread'),
+  'engine-cache-every': () =>
+    compared(
+      'engine-cache-every.json',
+      'node --import tsx bench/engine-ab.ts --before DIR --out bench/results/engine-cache-every.json',
+      'fetched every step → every 4th',
+    ),
   ledger: () => {
     const r = load('ledger.json');
     if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/ledger.ts`._';

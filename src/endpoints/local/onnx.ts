@@ -28,14 +28,9 @@ export interface ForwardInput {
   positions: BigInt64Array;
   past: KvCache;
   /**
-   * Write the present cache into the decoder's own reused buffers instead of fresh ones. Each step's cache
-   * is a new, longer copy of the last: allocating it anew costs a full copy out of ORT and a GC of
-   * megabytes per step. The result stays valid until the second next forward pass that reuses buffers.
-   */
-  reuseBuffers?: boolean;
-  /**
-   * Fetch the logits only (teacher-forced scoring needs no cache): onnxruntime-node copies every fetched output
-   * into a fresh JS buffer, and the presents of a 16-row prefill are megabytes.
+   * Fetch the logits only, not the present cache: onnxruntime-node copies every output it returns into a fresh
+   * JS buffer (even one fetched into a buffer of the caller's: it writes that, then copies it out), and a
+   * batch's cache is megabytes. Teacher-forced scoring needs no cache; decoding fetches it now and then.
    */
   logitsOnly?: boolean;
 }
@@ -54,8 +49,6 @@ export class OnnxDecoder {
   readonly presentNames: string[];
   readonly hasPositionIds: boolean;
   private readonly cacheBranch: string | undefined;
-  /** Present buffers: one set holds the past being read while the other is written. */
-  private readonly presents = new BuffersInTurn();
   /**
    * Buffers for re-assembled caches: a re-assembly reads the cache of the last one (or a present) while it
    * writes the other set. Fresh arrays here were most of an audit's allocation (23.6 GB for one shipped pair,
@@ -128,7 +121,7 @@ export class OnnxDecoder {
     this.pastNames.forEach((name, i) => {
       feeds[name] = input.past.tensors[i]!;
     });
-    const fetches = input.logitsOnly ? { logits: null } : this.fetches(batch, total, input.reuseBuffers);
+    const fetches = input.logitsOnly ? ['logits'] : ['logits', ...this.presentNames];
     const out = await this.session.run(feeds, fetches);
     const logits = out.logits;
     if (!logits) throw new Error('model returned no logits');
@@ -139,18 +132,6 @@ export class OnnxDecoder {
         ? undefined
         : { tensors: this.presentNames.map((n) => out[n]!), batch, length: total },
     };
-  }
-
-  /** Outputs to fetch: presents as views on reused buffers (grown when short), or all left to ORT. */
-  private fetches(batch: number, total: number, reuse?: boolean): Record<string, ort.Tensor | null> {
-    const fetches: Record<string, ort.Tensor | null> = { logits: null };
-    const view = reuse ? this.presents.next() : undefined;
-    const size = batch * this.heads * total * this.headDim;
-    const dims = [batch, this.heads, total, this.headDim];
-    this.presentNames.forEach((name, i) => {
-      fetches[name] = view ? new ort.Tensor('float32', view(i, size), dims) : null;
-    });
-    return fetches;
   }
 
   /**

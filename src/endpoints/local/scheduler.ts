@@ -68,19 +68,30 @@ interface Pending {
 }
 
 /**
- * A sequence in the running batch: `length` real tokens are in the cache from column `start` on, `next` is
- * still to be fed. A finished row stays in the batch (`done`, its columns frozen, its output ignored) until
- * the cache is next re-assembled: compacting copies the whole cache, so it waits until it pays.
+ * A sequence in the running batch: `length` real tokens are in the cache from column `start` on, `fed` were
+ * fed since the cache was last fetched (not in it yet), `next` is still to be fed. A finished row stays in the
+ * batch (`done`, its columns frozen, its output ignored) until the cache is next re-assembled: compacting
+ * copies the whole cache, so it waits until it pays.
  */
 interface Row extends Pending {
   length: number;
   start: number;
+  fed: number[];
   next: number;
   done: boolean;
   out: SequenceResult;
 }
 
 const SCORE_BATCH = 16;
+
+/**
+ * A decoding step fetches the KV cache (the presents) only every CACHE_EVERY steps; in between it feeds the
+ * tokens since the last fetch again, as one chunk on the fetched cache, and fetches the logits only.
+ * onnxruntime-node copies every output it returns into a fresh buffer: a batch's whole cache at every step
+ * was most of an audit's memory traffic, and every 64 MB of those buffers started a major collection. A
+ * chunk of k tokens costs k tokens of compute; the cache it no longer copies is hundreds of positions.
+ */
+const CACHE_EVERY = 4;
 
 function scoreAt(
   logits: Float32Array,
@@ -109,6 +120,10 @@ export class Scheduler {
   private scoring: ScoreJob[] = [];
   private rows: Row[] = [];
   private cache: KvCache | undefined;
+  /** Tokens every live row has fed since `cache` was fetched (the rows decode in step). */
+  private lag = 0;
+  /** The next step fetches the cache whatever the lag: a re-assembly (trim or admission) waits for it. */
+  private fetchNext = false;
   private running = false;
   /** Log-probabilities of one row, reused row after row (allocating one per row per step churns the GC). */
   private scratch = new Float64Array(0);
@@ -160,8 +175,11 @@ export class Scheduler {
       while (this.scoring.length || this.pending.length || this.rows.length) {
         if (this.scoring.length) await this.guard(this.scoring.splice(0), (jobs) => this.runScores(jobs));
         if (this.pending.length && this.live < this.maxBatch) {
-          const admitted = this.pending.splice(0, this.maxBatch - this.live);
-          await this.guard(admitted, (batch) => this.admit(batch));
+          if (this.lag > 0) this.fetchNext = true;
+          else {
+            const admitted = this.pending.splice(0, this.maxBatch - this.live);
+            await this.guard(admitted, (batch) => this.admit(batch));
+          }
         }
         if (this.rows.length) await this.guard(this.rows, () => this.step());
       }
@@ -182,6 +200,8 @@ export class Scheduler {
       for (const item of new Set([...items, ...this.rows.filter((r) => !r.done)])) item.reject(failure);
       this.rows = [];
       this.cache = undefined;
+      this.lag = 0;
+      this.fetchNext = false;
     }
   }
 
@@ -246,7 +266,7 @@ export class Scheduler {
             : scoreAt(logits, (g * width + pad + t - 1) * vocab, vocab, id, k, this.buffer(vocab)),
         );
       }
-      const row: Row = { ...p, length: prompt.length, start: 0, next: -1, done: false, out };
+      const row: Row = { ...p, length: prompt.length, start: 0, fed: [], next: -1, done: false, out };
       if (p.req.maxTokens <= 0) p.resolve(out);
       else if (this.choose(row, logits, (g * width + width - 1) * vocab, vocab)) {
         joined.push({ row, source: { cache: present!, row: g, keep: prompt.length } });
@@ -257,6 +277,8 @@ export class Scheduler {
 
   /** Re-assembles the cache from the live rows (and `joined` new ones): the one place the cache is copied. */
   private compact(joined: { row: Row; source: RowSource }[] = []): void {
+    if (this.lag > 0 && this.live > 0) throw new Error('compact: the cache lags behind its rows');
+    this.lag = 0;
     const sources: RowSource[] = [];
     const rows: Row[] = [];
     this.rows.forEach((r, i) => {
@@ -279,15 +301,18 @@ export class Scheduler {
   }
 
   /**
-   * One decode step for every running row. A row that finishes keeps its place, masked out, until a
-   * quarter of the batch has finished (or new rows join): then the cache is trimmed to the rest.
+   * One decode step for every running row: the tokens each row fed since the cache was fetched and its next
+   * one, as one chunk (see CACHE_EVERY). A row that finishes keeps its place, masked out, until a quarter of
+   * the batch has finished (or new rows join): then the cache is fetched and trimmed to the rest.
    */
   private async step(): Promise<void> {
     const cache = this.cache!;
     const batch = this.rows.length;
-    const total = cache.length + 1;
-    const ids = new BigInt64Array(batch);
-    const positions = new BigInt64Array(batch);
+    const seq = this.lag + 1;
+    const fetch = seq >= CACHE_EVERY || this.fetchNext;
+    const total = cache.length + seq;
+    const ids = new BigInt64Array(batch * seq);
+    const positions = new BigInt64Array(batch * seq);
     const mask = new BigInt64Array(batch * total);
     this.rows.forEach((r, b) => {
       if (r.done) {
@@ -295,18 +320,21 @@ export class Scheduler {
         mask.fill(1n, b * total + r.start, b * total + r.start + r.length);
         return;
       }
-      ids[b] = BigInt(r.next);
-      positions[b] = BigInt(r.length);
+      r.fed.push(r.next);
+      r.fed.forEach((id, j) => {
+        ids[b * seq + j] = BigInt(id);
+        positions[b * seq + j] = BigInt(r.length + j);
+      });
       mask.fill(1n, b * total + r.start, (b + 1) * total);
     });
     const out = await this.model.forward({
       batch,
-      seq: 1,
+      seq,
       ids,
       mask,
       positions,
       past: cache,
-      reuseBuffers: true,
+      logitsOnly: !fetch,
     });
     let finished = 0;
     this.rows.forEach((row, b) => {
@@ -314,14 +342,22 @@ export class Scheduler {
         finished++;
         return;
       }
-      row.length++;
-      if (!this.choose(row, out.logits, b * out.vocab, out.vocab)) {
+      if (fetch) {
+        row.length += seq;
+        row.fed = [];
+      }
+      if (!this.choose(row, out.logits, (b * seq + seq - 1) * out.vocab, out.vocab)) {
         row.done = true;
         finished++;
       }
     });
-    this.cache = out.present;
-    if (finished * 4 >= batch) this.compact();
+    if (fetch) {
+      this.cache = out.present;
+      this.lag = 0;
+      this.fetchNext = false;
+    } else this.lag = seq;
+    if (finished === batch || (finished * 4 >= batch && this.lag === 0)) this.compact();
+    else if (finished * 4 >= batch) this.fetchNext = true;
   }
 
   private buffer(vocab: number): Float64Array {

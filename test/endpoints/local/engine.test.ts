@@ -194,6 +194,40 @@ describe('teacher-forced scoring', () => {
     }
   });
 
+  it('decodes as teacher forcing scores, while rows finish and join between cache fetches', async () => {
+    // Decoding feeds the tokens since the last fetched cache again, as one chunk (scheduler.ts, CACHE_EVERY);
+    // teacher-forced scoring is one prefill with no cache at all. Rows of staggered lengths finish at steps
+    // where the cache lags, and waves arrive mid-run, so admissions and trims wait for a fetch: every token's
+    // logprob must still be the one the independent path gives it.
+    const inline = await openLocalEndpoint(MODEL_DIR, { threads: 1, reasoning: 'inline' });
+    try {
+      const contexts = ['Hi', 'What is 3 plus 4?', 'Tell me a joke.', 'How do I reset my password?'].map(ask);
+      const lengths = [2, 5, 7, 13, 22, 3, 41, 9];
+      const pending: ReturnType<typeof inline.chat>[] = [];
+      for (let wave = 0; wave < 4; wave++) {
+        for (const k of [0, 1]) {
+          const i = wave * 2 + k;
+          pending.push(
+            inline.chat({ messages: contexts[i % 4]!, params: { ...greedy(lengths[i]), logprobs: 0 } }),
+          );
+        }
+        await new Promise((r) => setTimeout(r, 3));
+      }
+      const replies = (await Promise.all(pending)).map((r) => r[0]!);
+      const scored = await inline.score(
+        replies.map((c, i) => ({ context: contexts[i % 4]!, continuation: c.text })),
+      );
+      scored.forEach((s, i) => {
+        const generated = replies[i]!.logprobs!.map((t) => t.logprob);
+        expect(s.tokens).toHaveLength(generated.length);
+        const worst = Math.max(...s.tokens.map((t, j) => Math.abs(t.logprob - generated[j]!)));
+        expect({ reply: i, worst: worst < 1e-4 }).toEqual({ reply: i, worst: true });
+      });
+    } finally {
+      await inline.close();
+    }
+  });
+
   it('scores raw-text contexts too, in one batch with chat contexts', async () => {
     const [c] = await engine.complete({ prompt: 'Dear team,', params: { ...greedy(20), logprobs: 0 } });
     const [s] = await engine.score([{ context: 'Dear team,', continuation: c!.text }]);

@@ -1,0 +1,61 @@
+/**
+ * The same `probate audit` on the embedded engine run by two checkouts of probate: `--before DIR` (another
+ * checkout, e.g. a git worktree of the commit before a change, its node_modules installed or linked) and this
+ * one, side by side, the order alternating pair by pair, one audit at a time and two at once (comparePairs).
+ * The organisms are this checkout's, so both audit the same files. Wall, user and system CPU, peak RSS and the
+ * audit's own result. Writes JSON (bench/render.ts draws it under the section named by `--out`'s file name).
+ *
+ *   node --import tsx bench/engine-ab.ts --before ../probate-before [--organisms trig-token,benign-seed]
+ *     [--pairs 2] [--out bench/results/engine-ab.json]
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { writeJson } from '../src/bench/output.ts';
+import { checkAuditProcess, comparePairs, KEEP_FREED_MEMORY } from './audit-process.ts';
+import { parsedArgs, usageError } from './common.ts';
+
+const { values } = parsedArgs({
+  options: {
+    before: { type: 'string' },
+    organisms: { type: 'string', default: 'trig-token,benign-seed' },
+    pairs: { type: 'string', default: '2' },
+    out: { type: 'string', default: 'bench/results/engine-ab.json' },
+  },
+});
+if (!values.before) usageError('--before: expected the directory of the other checkout');
+const before = resolve(values.before);
+if (!existsSync(join(before, 'bin/probate.js')))
+  usageError(`--before: ${values.before} has no bin/probate.js`);
+const pairs = Number(values.pairs);
+if (!Number.isInteger(pairs) || pairs < 1) usageError('--pairs: expected a whole number ≥ 1');
+const organisms = values.organisms.split(',');
+if (organisms.length !== 2) usageError('--organisms: expected two organisms (they are also run at once)');
+checkAuditProcess(organisms);
+
+/** The checkout's commit, marked when its tracked files have changes. */
+function commit(dir: string): string {
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? '+changes' : ''}`;
+}
+
+const env: NodeJS.ProcessEnv = { ...process.env, GLIBC_TUNABLES: KEEP_FREED_MEMORY };
+const variants = [
+  { name: `before (${commit(before)})`, env, cwd: before },
+  { name: `after (${commit('.')})`, env },
+] as const;
+const { runs, beside } = await comparePairs(organisms, pairs, variants);
+
+writeJson(values.out!, {
+  command: `node --import tsx bench/engine-ab.ts ${process.argv.slice(2).join(' ')}`.trim(),
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+  tunables: KEEP_FREED_MEMORY,
+  variants: variants.map((v) => v.name),
+  runs,
+  beside,
+});
+process.stdout.write(
+  `${values.out}: ${runs.length} audits (render into BENCHMARKS.md with bench/render.ts)\n`,
+);

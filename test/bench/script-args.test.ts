@@ -26,7 +26,7 @@ describe('bench scripts: bad arguments are one line, not a stack trace', () => {
     expect(runs.out + lat.out).toBe('');
   });
 
-  it('engine-malloc and engine-marking: a bad pair count or an organism that is not built, before any audit runs', () => {
+  it('engine-malloc, engine-marking and engine-ab: a bad pair count, organism or checkout, before any audit runs', () => {
     for (const [script, args, line] of [
       ['engine-malloc', ['--pairs', '0'], '--pairs: expected a whole number ≥ 1'],
       [
@@ -45,6 +45,8 @@ describe('bench scripts: bad arguments are one line, not a stack trace', () => {
         ['--organisms', 'trig-token,no-such-organism'],
         '--organisms: no-such-organism is not a built organism under fixtures/organisms',
       ],
+      ['engine-ab', [], '--before: expected the directory of the other checkout'],
+      ['engine-ab', ['--before', 'no/such/checkout'], '--before: no/such/checkout has no bin/probate.js'],
     ] as const) {
       const r = run(`bench/${script}.ts`, ...args);
       expect({ script, status: r.status }).toEqual({ script, status: 2 });

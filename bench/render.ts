@@ -261,6 +261,12 @@ const sections: Record<string, () => string> = {
   },
   'engine-marking': () =>
     compared('engine-marking.json', 'node --import tsx bench/engine-marking.ts', 'concurrent → main thread'),
+  'engine-marking-final': () =>
+    compared(
+      'engine-marking-final.json',
+      'node --import tsx bench/engine-marking.ts --out bench/results/engine-marking-final.json',
+      'concurrent → main thread',
+    ),
   'engine-cache-every': () =>
     compared(
       'engine-cache-every.json',

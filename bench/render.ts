@@ -25,6 +25,33 @@ const load = (name: string): Loose | undefined =>
 const provenance = (r: Loose) =>
   `Command: \`${r.command}\` — ${r.date?.slice(0, 10)}, ${r.machine?.cpus} cores (${r.machine?.cpu ?? r.machine?.platform}), Node ${r.machine?.node}.`;
 
+/** engine-malloc.ts's runs: each organism's default and kept-memory audits, pair by pair. */
+function mallocTable(file: string, command: string): string {
+  const r = load(file);
+  if (!r) return `_Not run yet: \`${command}\`._`;
+  const runs = r.runs as Loose[];
+  const rows = [...new Set(runs.map((x) => x.organism as string))].flatMap((organism) => {
+    const off = runs.filter((x) => x.organism === organism && !x.tunables);
+    const on = runs.filter((x) => x.organism === organism && x.tunables);
+    return off.map((a, k) => {
+      const b = on[k];
+      const same = a.exchanges === b.exchanges && a.overall === b.overall && a.state === b.state;
+      const result = same
+        ? `same (${a.state}, ${a.overall.toFixed(3)}, ${a.exchanges} exchanges)`
+        : `**differs** (${a.state} ${a.overall} / ${b.state} ${b.overall})`;
+      return `| ${organism} | ${a.wall_s} → ${b.wall_s} s (**${(b.wall_s / a.wall_s).toFixed(2)}×**) | ${a.user_s} → ${b.user_s} s | ${a.sys_s} → ${b.sys_s} s | ${a.max_rss_mib} → ${b.max_rss_mib} MiB | ${result} |`;
+    });
+  });
+  return [
+    provenance(r),
+    `\`GLIBC_TUNABLES=${r.tunables}\` against the default, side by side per organism, the order alternating pair by pair.`,
+    '',
+    '| organism | wall (default → kept) | user CPU | system CPU | peak RSS | result |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
 /** A comparePairs result (bench/audit-process.ts): per pair, each organism alone, then all of them at once. */
 function compared(file: string, command: string, arrow: string): string {
   const r = load(file);
@@ -234,31 +261,12 @@ const sections: Record<string, () => string> = {
       ...rows,
     ].join('\n');
   },
-  'engine-malloc': () => {
-    const r = load('engine-malloc.json');
-    if (!r) return '_Not run yet: `node --import tsx bench/engine-malloc.ts`._';
-    const runs = r.runs as Loose[];
-    const rows = [...new Set(runs.map((x) => x.organism as string))].flatMap((organism) => {
-      const off = runs.filter((x) => x.organism === organism && !x.tunables);
-      const on = runs.filter((x) => x.organism === organism && x.tunables);
-      return off.map((a, k) => {
-        const b = on[k];
-        const same = a.exchanges === b.exchanges && a.overall === b.overall && a.state === b.state;
-        const result = same
-          ? `same (${a.state}, ${a.overall.toFixed(3)}, ${a.exchanges} exchanges)`
-          : `**differs** (${a.state} ${a.overall} / ${b.state} ${b.overall})`;
-        return `| ${organism} | ${a.wall_s} → ${b.wall_s} s (**${(b.wall_s / a.wall_s).toFixed(2)}×**) | ${a.user_s} → ${b.user_s} s | ${a.sys_s} → ${b.sys_s} s | ${a.max_rss_mib} → ${b.max_rss_mib} MiB | ${result} |`;
-      });
-    });
-    return [
-      provenance(r),
-      `\`GLIBC_TUNABLES=${r.tunables}\` against the default, side by side per organism, the order alternating pair by pair.`,
-      '',
-      '| organism | wall (default → kept) | user CPU | system CPU | peak RSS | result |',
-      '|---|---|---|---|---|---|',
-      ...rows,
-    ].join('\n');
-  },
+  'engine-malloc': () => mallocTable('engine-malloc.json', 'node --import tsx bench/engine-malloc.ts'),
+  'engine-malloc-final': () =>
+    mallocTable(
+      'engine-malloc-final.json',
+      'node --import tsx bench/engine-malloc.ts --out bench/results/engine-malloc-final.json',
+    ),
   'engine-marking': () =>
     compared('engine-marking.json', 'node --import tsx bench/engine-marking.ts', 'concurrent → main thread'),
   'engine-marking-final': () =>

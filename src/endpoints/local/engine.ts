@@ -17,8 +17,8 @@ import {
 import { type ModelFolder, readModelFolder, weightDigests } from './folder.ts';
 import { choiceConstraint, jsonSchemaConstraint } from './json-guide.ts';
 import { OnnxDecoder } from './onnx.ts';
-import { Prng } from './sampling.ts';
-import { Scheduler, type ScoredToken, type SequenceResult } from './scheduler.ts';
+import { Prng, type ScoredToken } from './sampling.ts';
+import { Scheduler, type SequenceResult } from './scheduler.ts';
 import { SampleText, type TextDelta } from './text.ts';
 import { type ChatRenderOptions, LocalTokenizer } from './tokenizer.ts';
 

@@ -166,3 +166,30 @@ export function pickToken(
   }
   return kept[cut - 1]!;
 }
+
+/** A token with its log-probability under the model's raw distribution and the top alternatives. */
+export interface ScoredToken {
+  id: number;
+  logprob: number;
+  /** 1-based rank in the model's distribution (vLLM's `rank`). */
+  rank: number;
+  top: { id: number; logprob: number }[];
+}
+
+/** The token `id` at one row of logits: its log-probability, rank and the `k` most likely alternatives. */
+export function scoreAt(
+  logits: Float32Array,
+  offset: number,
+  vocab: number,
+  id: number,
+  k: number,
+  scratch?: Float64Array,
+): ScoredToken {
+  const lp = logSoftmax(logits, offset, vocab, scratch);
+  return {
+    id,
+    logprob: lp[id]!,
+    rank: rankOf(lp, id),
+    top: topK(lp, k).map((t) => ({ id: t.id, logprob: t.value })),
+  };
+}

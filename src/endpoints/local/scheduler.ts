@@ -7,17 +7,10 @@ import {
   pickToken,
   rankOf,
   type SamplerSettings,
+  type ScoredToken,
+  scoreAt,
   topK,
 } from './sampling.ts';
-
-/** A token with its log-probability under the model's raw distribution and the top alternatives. */
-export interface ScoredToken {
-  id: number;
-  logprob: number;
-  /** 1-based rank in the model's distribution (vLLM's `rank`). */
-  rank: number;
-  top: { id: number; logprob: number }[];
-}
 
 /** Restricts which token may come next (structured output); sees every token chosen. */
 export interface TokenConstraint {
@@ -92,23 +85,6 @@ const SCORE_BATCH = 16;
  * chunk of k tokens costs k tokens of compute; the cache it no longer copies is hundreds of positions.
  */
 const CACHE_EVERY = 4;
-
-function scoreAt(
-  logits: Float32Array,
-  offset: number,
-  vocab: number,
-  id: number,
-  k: number,
-  scratch?: Float64Array,
-): ScoredToken {
-  const lp = logSoftmax(logits, offset, vocab, scratch);
-  return {
-    id,
-    logprob: lp[id]!,
-    rank: rankOf(lp, id),
-    top: topK(lp, k).map((t) => ({ id: t.id, logprob: t.value })),
-  };
-}
 
 /**
  * Continuous batching over one decoder: requests that arrive while others run join the batch at the next

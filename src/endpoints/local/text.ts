@@ -1,4 +1,4 @@
-import type { ScoredToken } from './scheduler.ts';
+import type { ScoredToken } from './sampling.ts';
 import type { LocalTokenizer } from './tokenizer.ts';
 
 /** Length of the longest suffix of `text` that is a proper prefix of one of `words` (a tag or stop string). */

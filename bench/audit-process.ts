@@ -24,12 +24,24 @@ export interface AuditProcessRun {
   state: string;
 }
 
-/** Exits with a usage error unless every organism is built and GNU time is there. */
-export function checkAuditProcess(organisms: readonly string[], flag = '--organisms'): void {
+/**
+ * The engine benches' `--pairs` and `--organisms` (exactly two when they are also run at once), each a usage
+ * error unless valid, every organism built and GNU time there.
+ */
+export function pairsAndOrganisms(
+  values: { pairs?: string; organisms?: string },
+  opts: { atOnce: boolean },
+): { pairs: number; organisms: string[] } {
+  const pairs = Number(values.pairs);
+  if (!Number.isInteger(pairs) || pairs < 1) usageError('--pairs: expected a whole number ≥ 1');
+  const organisms = (values.organisms ?? '').split(',');
+  if (opts.atOnce && organisms.length !== 2)
+    usageError('--organisms: expected two organisms (they are also run at once)');
   for (const o of organisms)
     if (!existsSync(join('fixtures/organisms', o, 'onnx/model.onnx')))
-      usageError(`${flag}: ${o} is not a built organism under fixtures/organisms`);
+      usageError(`--organisms: ${o} is not a built organism under fixtures/organisms`);
   if (!existsSync('/usr/bin/time')) usageError('needs GNU time at /usr/bin/time');
+  return { pairs, organisms };
 }
 
 /**

@@ -10,11 +10,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeJson } from '../src/bench/output.ts';
-import { checkAuditProcess, comparePairs, KEEP_FREED_MEMORY } from './audit-process.ts';
-import { parsedArgs, usageError } from './common.ts';
+import { comparePairs, KEEP_FREED_MEMORY, pairsAndOrganisms } from './audit-process.ts';
+import { header, parsedArgs, usageError } from './common.ts';
 
 const { values } = parsedArgs({
   options: {
@@ -28,11 +27,7 @@ if (!values.before) usageError('--before: expected the directory of the other ch
 const before = resolve(values.before);
 if (!existsSync(join(before, 'bin/probate.js')))
   usageError(`--before: ${values.before} has no bin/probate.js`);
-const pairs = Number(values.pairs);
-if (!Number.isInteger(pairs) || pairs < 1) usageError('--pairs: expected a whole number ≥ 1');
-const organisms = values.organisms.split(',');
-if (organisms.length !== 2) usageError('--organisms: expected two organisms (they are also run at once)');
-checkAuditProcess(organisms);
+const { pairs, organisms } = pairsAndOrganisms(values, { atOnce: true });
 
 /** The checkout's commit, marked when its tracked files have changes. */
 function commit(dir: string): string {
@@ -48,9 +43,7 @@ const variants = [
 const { runs, beside } = await comparePairs(organisms, pairs, variants);
 
 writeJson(values.out!, {
-  command: `node --import tsx bench/engine-ab.ts ${process.argv.slice(2).join(' ')}`.trim(),
-  date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+  ...header('engine-ab', 'bench/engine-ab.ts'),
   tunables: KEEP_FREED_MEMORY,
   variants: variants.map((v) => v.name),
   runs,

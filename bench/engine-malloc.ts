@@ -7,10 +7,9 @@
  *   node --import tsx bench/engine-malloc.ts [--organisms trig-token,benign-seed,inj-creds] [--pairs 1]
  *     [--out bench/results/engine-malloc.json]
  */
-import os from 'node:os';
 import { writeJson } from '../src/bench/output.ts';
-import { type AuditProcessRun, auditProcess, checkAuditProcess, KEEP_FREED_MEMORY } from './audit-process.ts';
-import { parsedArgs, usageError } from './common.ts';
+import { type AuditProcessRun, auditProcess, KEEP_FREED_MEMORY, pairsAndOrganisms } from './audit-process.ts';
+import { header, parsedArgs } from './common.ts';
 
 const { values } = parsedArgs({
   options: {
@@ -19,10 +18,7 @@ const { values } = parsedArgs({
     out: { type: 'string', default: 'bench/results/engine-malloc.json' },
   },
 });
-const pairs = Number(values.pairs);
-if (!Number.isInteger(pairs) || pairs < 1) usageError('--pairs: expected a whole number ≥ 1');
-const organisms = values.organisms.split(',');
-checkAuditProcess(organisms);
+const { pairs, organisms } = pairsAndOrganisms(values, { atOnce: false });
 
 type Run = AuditProcessRun & { tunables: boolean };
 
@@ -45,9 +41,7 @@ for (let p = 0; p < pairs; p++)
   }
 
 writeJson(values.out!, {
-  command: `node --import tsx bench/engine-malloc.ts ${process.argv.slice(2).join(' ')}`.trim(),
-  date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+  ...header('engine-malloc', 'bench/engine-malloc.ts'),
   tunables: KEEP_FREED_MEMORY,
   runs,
 });

@@ -9,10 +9,9 @@
  *   node --import tsx bench/engine-marking.ts [--organisms trig-token,benign-seed] [--pairs 2]
  *     [--out bench/results/engine-marking.json]
  */
-import os from 'node:os';
 import { writeJson } from '../src/bench/output.ts';
-import { checkAuditProcess, comparePairs, KEEP_FREED_MEMORY } from './audit-process.ts';
-import { parsedArgs, usageError } from './common.ts';
+import { comparePairs, KEEP_FREED_MEMORY, pairsAndOrganisms } from './audit-process.ts';
+import { header, parsedArgs } from './common.ts';
 
 const { values } = parsedArgs({
   options: {
@@ -21,11 +20,7 @@ const { values } = parsedArgs({
     out: { type: 'string', default: 'bench/results/engine-marking.json' },
   },
 });
-const pairs = Number(values.pairs);
-if (!Number.isInteger(pairs) || pairs < 1) usageError('--pairs: expected a whole number ≥ 1');
-const organisms = values.organisms.split(',');
-if (organisms.length !== 2) usageError('--organisms: expected two organisms (they are also run at once)');
-checkAuditProcess(organisms);
+const { pairs, organisms } = pairsAndOrganisms(values, { atOnce: true });
 
 const env: NodeJS.ProcessEnv = { ...process.env, GLIBC_TUNABLES: KEEP_FREED_MEMORY };
 delete env.PROBATE_CONCURRENT_MARKING;
@@ -35,9 +30,7 @@ const { runs, beside } = await comparePairs(organisms, pairs, [
 ]);
 
 writeJson(values.out!, {
-  command: `node --import tsx bench/engine-marking.ts ${process.argv.slice(2).join(' ')}`.trim(),
-  date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+  ...header('engine-marking', 'bench/engine-marking.ts'),
   tunables: KEEP_FREED_MEMORY,
   variants: ['concurrent', 'main-thread'],
   runs,

@@ -96,8 +96,6 @@ export class Scheduler {
   private scoring: ScoreJob[] = [];
   private rows: Row[] = [];
   private cache: KvCache | undefined;
-  /** Tokens every live row has fed since `cache` was fetched (the rows decode in step). */
-  private lag = 0;
   /** The next step fetches the cache whatever the lag: a re-assembly (trim or admission) waits for it. */
   private fetchNext = false;
   private running = false;
@@ -112,6 +110,11 @@ export class Scheduler {
   /** Rows being decoded now (for metrics). */
   get active(): number {
     return this.live;
+  }
+
+  /** Tokens each live row has fed since `cache` was fetched (the same for all: they decode in step). */
+  private get lag(): number {
+    return this.rows.find((r) => !r.done)?.fed.length ?? 0;
   }
 
   private get live(): number {
@@ -176,7 +179,6 @@ export class Scheduler {
       for (const item of new Set([...items, ...this.rows.filter((r) => !r.done)])) item.reject(failure);
       this.rows = [];
       this.cache = undefined;
-      this.lag = 0;
       this.fetchNext = false;
     }
   }
@@ -253,8 +255,7 @@ export class Scheduler {
 
   /** Re-assembles the cache from the live rows (and `joined` new ones): the one place the cache is copied. */
   private compact(joined: { row: Row; source: RowSource }[] = []): void {
-    if (this.lag > 0 && this.live > 0) throw new Error('compact: the cache lags behind its rows');
-    this.lag = 0;
+    if (this.lag > 0) throw new Error('compact: the cache lags behind its rows');
     const sources: RowSource[] = [];
     const rows: Row[] = [];
     this.rows.forEach((r, i) => {
@@ -329,11 +330,13 @@ export class Scheduler {
     });
     if (fetch) {
       this.cache = out.present;
-      this.lag = 0;
       this.fetchNext = false;
-    } else this.lag = seq;
-    if (finished === batch || (finished * 4 >= batch && this.lag === 0)) this.compact();
-    else if (finished * 4 >= batch) this.fetchNext = true;
+    }
+    // A trim waits for the cache to catch up with the live rows (none left: nothing to wait for).
+    if (finished * 4 >= batch) {
+      if (this.lag === 0) this.compact();
+      else this.fetchNext = true;
+    }
   }
 
   private buffer(vocab: number): Float64Array {

@@ -51,6 +51,14 @@ export const completionResponseSchema = z.looseObject({
 });
 export type CompletionResponse = z.infer<typeof completionResponseSchema>;
 
+/** A teacher-forcing reply as `readScoreReply` gives it (src/endpoints/http/prompt-logprobs.ts). */
+export const scoreReplySchema = z.object({
+  reply: completionResponseSchema,
+  entries: z.number().int().optional(),
+  continuation: z.array(z.object({ token: z.string(), logprob: z.number() })).optional(),
+  missing: z.number().int().optional(),
+});
+
 const chatTokenLogprob = z.looseObject({
   token: z.string(),
   logprob: z.number(),

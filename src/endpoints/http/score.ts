@@ -1,8 +1,8 @@
 import type { ScoreRequest, ScoreResult } from '../types.ts';
 import { clampLogprob } from './convert.ts';
 import { HttpEndpointError } from './errors.ts';
-import { parseSkippingPromptLogprobs } from './prompt-logprobs.ts';
-import { completionResponseSchema, tokenizeSchema } from './schemas.ts';
+import { readScoreReply } from './prompt-logprobs.ts';
+import { type CompletionResponse, scoreReplySchema, tokenizeSchema } from './schemas.ts';
 import type { HttpTransport } from './transport.ts';
 
 /**
@@ -32,27 +32,53 @@ export async function scoreByPromptLogprobs(
     method: 'POST',
     path: '/v1/completions',
     body: { model, prompt: ids, max_tokens: 1, temperature: 0, prompt_logprobs: 0 },
-    schema: completionResponseSchema,
+    schema: scoreReplySchema,
     cost: () => ids.length / 64 + 1,
-    // The context's entries are counted, not read: only the continuation's are used below.
-    decode: (bytes) => parseSkippingPromptLogprobs(bytes, prefix.tokens.length),
+    // The context's entries are counted, not read, and the continuation's read in place.
+    decode: (bytes) => readScoreReply(bytes, ids, prefix.tokens.length),
   });
-  const entries = res.choices[0]?.prompt_logprobs;
-  if (!entries || entries.length !== ids.length) {
-    throw new HttpEndpointError(
-      'invalid_response',
-      `prompt_logprobs: expected ${ids.length} entries, got ${entries?.length ?? 'none'}`,
-    );
-  }
+  const tokens = res.continuation
+    ? checked(res.entries, res.missing, ids, res.continuation)
+    : fromEntries(res.reply.choices[0]?.prompt_logprobs, ids, prefix.tokens.length);
+  return { tokens, total: tokens.reduce((s, t) => s + t.logprob, 0) };
+}
+
+function checked(
+  entries: number | undefined,
+  missing: number | undefined,
+  ids: readonly number[],
+  continuation: ScoreResult['tokens'],
+): ScoreResult['tokens'] {
+  if (entries !== ids.length) throw entryCount(ids.length, entries);
+  if (missing !== undefined) throw lacksToken(missing, ids);
+  return continuation.map((t) => ({ token: t.token, logprob: clampLogprob(t.logprob) }));
+}
+
+/** The continuation's tokens from a reply parsed whole. */
+function fromEntries(
+  entries: NonNullable<CompletionResponse['choices'][number]['prompt_logprobs']> | null | undefined,
+  ids: readonly number[],
+  skip: number,
+): ScoreResult['tokens'] {
+  if (!entries || entries.length !== ids.length) throw entryCount(ids.length, entries?.length);
   const tokens: ScoreResult['tokens'] = [];
-  for (let i = prefix.tokens.length; i < ids.length; i++) {
+  for (let i = skip; i < ids.length; i++) {
     const entry = entries[i]?.[String(ids[i])];
-    if (!entry) {
-      throw new HttpEndpointError('invalid_response', `prompt_logprobs[${i}] lacks token id ${ids[i]}`);
-    }
+    if (!entry) throw lacksToken(i, ids);
     tokens.push({ token: entry.decoded_token ?? '', logprob: clampLogprob(entry.logprob) });
   }
-  return { tokens, total: tokens.reduce((s, t) => s + t.logprob, 0) };
+  return tokens;
+}
+
+function entryCount(expected: number, got: number | undefined): HttpEndpointError {
+  return new HttpEndpointError(
+    'invalid_response',
+    `prompt_logprobs: expected ${expected} entries, got ${got ?? 'none'}`,
+  );
+}
+
+function lacksToken(i: number, ids: readonly number[]): HttpEndpointError {
+  return new HttpEndpointError('invalid_response', `prompt_logprobs[${i}] lacks token id ${ids[i]}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenizeMemo } from '../../../src/endpoints/http/score.ts';
+import { scoreByPromptLogprobs, TokenizeMemo } from '../../../src/endpoints/http/score.ts';
 import type { HttpTransport } from '../../../src/endpoints/http/transport.ts';
 
 /** A transport whose `/tokenize` answers are scripted: each call takes the next outcome. */
@@ -45,4 +45,59 @@ describe('TokenizeMemo', () => {
     await memo.get({ prompt: 'a' }); // dropped, asked again
     expect(bodies.map((b) => (b as { prompt: string }).prompt)).toEqual(['a', 'b', 'c', 'a']);
   });
+});
+
+describe('scoreByPromptLogprobs: the reply checked against the prompt', () => {
+  /** `/tokenize` gives the context [1, 2] and the continuation [3, 4]; `/v1/completions` answers `reply`. */
+  function scoring(reply: string) {
+    return {
+      request: async (r: { path: string; body: { prompt?: string }; decode?: (b: Buffer) => unknown }) => {
+        if (r.path === '/tokenize') return { tokens: r.body.prompt === 'ctx' ? [1, 2] : [3, 4] };
+        return r.decode!(Buffer.from(reply));
+      },
+    } as unknown as HttpTransport;
+  }
+  const entry = (id: number, logprob: number, token: string) => ({
+    [id]: { logprob, rank: 1, decoded_token: token },
+  });
+  const reply = (entries: unknown[], space?: number) =>
+    JSON.stringify(
+      { choices: [{ index: 0, text: 'x', finish_reason: 'length', prompt_logprobs: entries }] },
+      null,
+      space,
+    );
+  const score = (text: string) =>
+    scoreByPromptLogprobs(
+      scoring(text),
+      'm',
+      { context: 'ctx', continuation: 'c' },
+      new TokenizeMemo(scoring(text)),
+    );
+
+  // Compact replies take the in-place reader, pretty-printed ones the whole parse: both must judge alike.
+  for (const space of [undefined, 1]) {
+    const how = space ? 'parsed whole' : 'read in place';
+    it(`scores the continuation's tokens (${how})`, async () => {
+      const r = await score(
+        reply([null, entry(2, -1, 'b'), entry(3, -0.5, 'c'), entry(4, -0.25, 'd')], space),
+      );
+      expect(r).toEqual({
+        tokens: [
+          { token: 'c', logprob: -0.5 },
+          { token: 'd', logprob: -0.25 },
+        ],
+        total: -0.75,
+      });
+    });
+    it(`refuses a reply with an entry per prompt token too few (${how})`, async () => {
+      await expect(score(reply([null, entry(2, -1, 'b'), entry(3, -0.5, 'c')], space))).rejects.toThrow(
+        'prompt_logprobs: expected 4 entries, got 3',
+      );
+    });
+    it(`refuses a continuation entry without its token id (${how})`, async () => {
+      await expect(
+        score(reply([null, entry(2, -1, 'b'), entry(9, -0.5, 'c'), entry(4, -1, 'd')], space)),
+      ).rejects.toThrow('prompt_logprobs[2] lacks token id 3');
+    });
+  }
 });

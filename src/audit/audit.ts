@@ -114,8 +114,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
   try {
     ledger = Ledger.open(ledgerFile);
     const opened = ledger;
-    for (const r of opts.attempts?.pending?.splice(0) ?? []) opened.appendLater('attempt', r);
-    if (opts.attempts) opts.attempts.target = (r) => opened.appendLater('attempt', r);
+    for (const r of opts.attempts?.pending?.splice(0) ?? []) opened.queueAttempt(r);
+    if (opts.attempts) opts.attempts.target = (r) => opened.queueAttempt(r);
     const result = await auditInto(opts, ledger, { base, delivered }, () => {
       started = true;
     });

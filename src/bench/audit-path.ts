@@ -59,7 +59,7 @@ export async function auditPathRun(opts: {
   let recording = false;
   // As in `probate audit`: every HTTP attempt is evidence, queued for the ledger's next transaction.
   const observer = (r: AttemptRecord) => {
-    if (recording) ledger.appendLater('attempt', r);
+    if (recording) ledger.queueAttempt(r);
     requests++;
     if (!r.ok) errors++;
     durations.push(r.durationMs);

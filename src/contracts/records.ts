@@ -30,7 +30,7 @@ export const runStartPayloadSchema = z.object({
   skippedProbeSets: z.array(z.unknown()).optional(),
 });
 
-/** `attempt`: one endpoint attempt (ok or failed), incl. retries (src/endpoints/types.ts AttemptRecord). */
+/** One endpoint attempt (ok or failed), incl. retries (src/endpoints/types.ts AttemptRecord). */
 export const attemptPayloadSchema = z.object({
   endpoint: z.string(),
   attempt: z.number().int(),
@@ -45,6 +45,13 @@ export const attemptPayloadSchema = z.object({
   /** A hedge: sent while the first attempt was far slower than its peers. */
   hedge: z.boolean().optional(),
 });
+
+/**
+ * `attempts`: the endpoint attempts made since the ledger's last transaction, in order, as one record. One
+ * record per attempt (the `attempt` kind, which older ledgers hold) was most of an audit's records and about
+ * a tenth of the HTTP audit path's CPU (BENCHMARKS.md, issue 16).
+ */
+export const attemptsPayloadSchema = z.object({ attempts: z.array(attemptPayloadSchema).min(1) });
 
 /** `judge`: the judge's verdict on one exchange, with the evidence behind it. */
 export const judgePayloadSchema = judgeRecordSchema.extend({
@@ -162,7 +169,9 @@ export const releasePayloadSchema = z.object({
 /** Every record kind and its payload schema. Adding a kind is adding an entry here. */
 export const RECORD_PAYLOADS = {
   'run.start': runStartPayloadSchema,
+  /** Written by probate before the `attempts` batch: still read and verified, no longer written. */
   attempt: attemptPayloadSchema,
+  attempts: attemptsPayloadSchema,
   exchange: exchangeSchema,
   judge: judgePayloadSchema,
   finding: findingSchema,

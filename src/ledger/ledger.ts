@@ -43,7 +43,7 @@ interface Row {
 export class Ledger {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
-  private readonly queued: RecordItem[] = [];
+  private readonly attempts: RecordPayload<'attempt'>[] = [];
   private headSeq: number;
   private headHash: string;
 
@@ -96,23 +96,24 @@ export class Ledger {
   }
 
   /**
-   * Queues a record for the next transaction (the next append, `flush`, `close`, or when 256 are waiting):
-   * for per-request records such as HTTP attempts, which would otherwise cost a transaction each. A crash
-   * loses only queued records, which belong to work not yet committed.
+   * Queues an endpoint attempt for the next transaction (the next append, `flush`, `close`, or when 256 are
+   * waiting), where the attempts waiting become one `attempts` record ahead of what is appended: a record and
+   * a transaction per HTTP attempt cost more than the request. A crash loses only queued attempts, which
+   * belong to work not yet committed.
    */
-  appendLater<K extends RecordKind>(kind: K, payload: RecordPayload<K>): void {
-    checkPayload(kind, payload);
-    this.queued.push({ kind, payload } as RecordItem);
-    if (this.queued.length >= 256) this.flush();
+  queueAttempt(attempt: RecordPayload<'attempt'>): void {
+    checkPayload('attempt', attempt);
+    this.attempts.push(attempt);
+    if (this.attempts.length >= 256) this.flush();
   }
 
-  /** Commits queued records now. */
+  /** Commits queued attempts now. */
   flush(): void {
-    if (this.queued.length) this.appendMany([]);
+    if (this.attempts.length) this.appendMany([]);
   }
 
   /**
-   * Appends several records (after any queued ones) in one transaction: all or none. Each payload must fit
+   * Appends several records (after the queued attempts' record, if any) in one transaction: all or none. Each payload must fit
    * its kind's contract (src/contracts/records.ts); one that does not is a writer's bug and nothing is
    * written. `finalize` sees each record's sequence number before it is stored (the gate signs its records
    * bound to their position).
@@ -122,8 +123,11 @@ export class Ledger {
     finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
   ): LedgerRecord[] {
     for (const item of given) checkPayload(item.kind, item.payload);
-    const queued = this.queued.splice(0);
-    const items = queued.length ? [...queued, ...given] : given;
+    // Each attempt was checked when queued.
+    const queued = this.attempts.splice(0);
+    const items: ReadonlyArray<RecordItem> = queued.length
+      ? [{ kind: 'attempts', payload: { attempts: queued } }, ...given]
+      : given;
     const out: LedgerRecord[] = [];
     let seq = this.headSeq;
     let prev = this.headHash;
@@ -142,12 +146,12 @@ export class Ledger {
     try {
       tx();
     } catch (err) {
-      this.queued.unshift(...queued);
+      this.attempts.unshift(...queued);
       throw err;
     }
     this.headSeq = seq;
     this.headHash = prev;
-    return out.slice(queued.length);
+    return queued.length ? out.slice(1) : out;
   }
 
   /** Iterates records in sequence order, optionally of some kinds only; streams, memory stays flat. */

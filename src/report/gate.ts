@@ -11,6 +11,7 @@ const PERMITTING = new Set(['COMMITTABLE', 'RELEASED']);
 export const EVIDENCE_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>([
   'run.start',
   'attempt',
+  'attempts',
   'exchange',
   'judge',
   'finding',

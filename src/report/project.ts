@@ -157,7 +157,7 @@ function projectLedger(
           failed.push({ ref: refOf(r), id: x.id, family: x.family, side, failure: failureText(x) });
       } else c.ok += 1;
       exchangeCounts.set(x.family, c);
-    } else if (r.kind !== 'attempt' && r.kind !== 'agent') other.push(r);
+    } else if (r.kind !== 'attempt' && r.kind !== 'attempts' && r.kind !== 'agent') other.push(r);
   }
 
   for (const t of transitions) {

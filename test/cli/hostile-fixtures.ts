@@ -85,7 +85,7 @@ export function writeHostileFixtures(t: string): void {
   emptydb.pragma('user_version = 1');
   emptydb.close();
   mkdirSync(join(t, 'dirledger/ledger.sqlite'), { recursive: true });
-  ledgerWith(join(t, 'attempts-only'), [['attempt', ATTEMPT]]);
+  ledgerWith(join(t, 'attempts-only'), [['attempts', { attempts: [ATTEMPT] }]]);
   ledgerWith(join(t, 'unfinished'), [['run.start', START]]);
   ledgerWith(join(t, 'aborted'), [
     ['run.start', START],

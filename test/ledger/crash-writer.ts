@@ -9,10 +9,8 @@ const done = ledger.exchangeIds();
 for (let i = 0; i < total; i++) {
   const id = `x${i}`;
   if (done.has(id)) continue;
-  ledger.appendMany([
-    { kind: 'attempt', payload: attemptPayload(1) },
-    { kind: 'exchange', payload: exchangePayload(id, 'y'.repeat(2000)) },
-  ]);
+  ledger.queueAttempt(attemptPayload(1));
+  ledger.appendMany([{ kind: 'exchange', payload: exchangePayload(id, 'y'.repeat(2000)) }]);
   process.stdout.write(`${id}\n`);
 }
 ledger.close();

@@ -41,9 +41,9 @@ describe('ledger under kill -9', () => {
     expect(verifyLedger(file).ok).toBe(true);
     const afterCrash = Ledger.open(file);
     const ids = afterCrash.exchangeIds();
-    // Every exchange the child reported committed survived; nothing half-written (attempt without exchange).
+    // Every exchange the child reported committed survived; nothing half-written (attempts without their exchange).
     for (const id of first.committed) expect(ids.has(id)).toBe(true);
-    expect(afterCrash.count('attempt')).toBe(afterCrash.count('exchange'));
+    expect(afterCrash.count('attempts')).toBe(afterCrash.count('exchange'));
     expect(ids.size).toBeLessThan(total);
     afterCrash.close();
 
@@ -53,7 +53,7 @@ describe('ledger under kill -9', () => {
     const final = Ledger.open(file, { readonly: true });
     expect(final.count('exchange')).toBe(total);
     expect(final.exchangeIds().size).toBe(total);
-    expect(final.count('attempt')).toBe(total);
+    expect(final.count('attempts')).toBe(total);
     final.close();
   });
 });

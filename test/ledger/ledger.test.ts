@@ -58,21 +58,49 @@ describe('ledger', () => {
     expect(verifyLedger(file, { evidenceRoot: hb })).toMatchObject({ ok: true, records: 2 });
   });
 
-  it('commits queued records before the next append, returns only the appended ones, flushes on close', () => {
+  it('commits queued attempts as one record before the next append, returns only the appended ones, flushes on close', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
     const ledger = Ledger.open(file);
-    ledger.appendLater('attempt', attemptPayload(1));
-    ledger.appendLater('attempt', attemptPayload(2));
+    ledger.queueAttempt(attemptPayload(1));
+    ledger.queueAttempt(attemptPayload(2));
     expect(ledger.count()).toBe(0);
     const ex = ledger.append('exchange', exchangePayload('x'));
-    expect(ex).toMatchObject({ seq: 3, kind: 'exchange', payload: { id: 'x' } });
-    expect(ledger.count('attempt')).toBe(2);
-    ledger.appendLater('attempt', attemptPayload(3));
+    expect(ex).toMatchObject({ seq: 2, kind: 'exchange', payload: { id: 'x' } });
+    expect(ledger.count('attempts')).toBe(1);
+    ledger.queueAttempt(attemptPayload(3));
     ledger.close();
     const again = Ledger.open(file, { readonly: true });
-    expect([...again.records()].map((r) => r.kind)).toEqual(['attempt', 'attempt', 'exchange', 'attempt']);
+    const records = [...again.records()];
+    expect(records.map((r) => r.kind)).toEqual(['attempts', 'exchange', 'attempts']);
+    const numbers = (r: (typeof records)[number]) =>
+      (r.payload as { attempts: Array<{ attempt: number }> }).attempts.map((a) => a.attempt);
+    expect(numbers(records[0]!)).toEqual([1, 2]);
+    expect(numbers(records[2]!)).toEqual([3]);
     again.close();
-    expect(verifyLedger(file)).toMatchObject({ ok: true, records: 4 });
+    expect(verifyLedger(file)).toMatchObject({ ok: true, records: 3 });
+  });
+
+  it('still verifies a ledger of one record per attempt, as probate wrote them before the batch', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
+    const ledger = Ledger.open(file);
+    ledger.appendMany([
+      { kind: 'attempt', payload: attemptPayload(1) },
+      { kind: 'exchange', payload: exchangePayload('x') },
+    ]);
+    ledger.close();
+    expect(verifyLedger(file)).toMatchObject({ ok: true, records: 2 });
+  });
+
+  it('commits on its own once 256 attempts wait, and refuses an attempt that does not fit its contract', () => {
+    const ledger = Ledger.open(join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite'));
+    for (let i = 0; i < 255; i++) ledger.queueAttempt(attemptPayload(i));
+    expect(ledger.count()).toBe(0);
+    ledger.queueAttempt(attemptPayload(255));
+    expect(ledger.count('attempts')).toBe(1);
+    expect(() => ledger.queueAttempt({ ...attemptPayload(1), ok: 'yes' } as never)).toThrow(
+      /attempt payload: ok/,
+    );
+    ledger.close();
   });
 
   it('refuses UPDATE and DELETE through SQLite', () => {

@@ -62,7 +62,7 @@ async function audit(server: FakeVllmOptions) {
   try {
     for (const r of ledger.records()) {
       if (r.kind === 'exchange') ids.push((r.payload as { id: string }).id);
-      if (r.kind === 'attempt') recorded.push(r.payload as AttemptRecord);
+      if (r.kind === 'attempts') recorded.push(...(r.payload as { attempts: AttemptRecord[] }).attempts);
     }
   } finally {
     ledger.close();

@@ -43,6 +43,10 @@ interface Row {
 export class Ledger {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
+  private readonly write: (
+    items: ReadonlyArray<RecordItem>,
+    finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
+  ) => LedgerRecord[];
   private readonly attempts: RecordPayload<'attempt'>[] = [];
   private headSeq: number;
   private headHash: string;
@@ -57,6 +61,11 @@ export class Ledger {
     this.insert = db.readonly
       ? (undefined as unknown as Database.Statement)
       : db.prepare('INSERT INTO records (seq, ts, kind, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)');
+    this.write = db.readonly
+      ? () => {
+          throw new Error('ledger: opened read-only');
+        }
+      : db.transaction((items, finalize) => this.writeRecords(items, finalize));
   }
 
   static open(file: string, opts: { readonly?: boolean } = {}): Ledger {
@@ -128,30 +137,41 @@ export class Ledger {
     const items: ReadonlyArray<RecordItem> = queued.length
       ? [{ kind: 'attempts', payload: { attempts: queued } }, ...given]
       : given;
-    const out: LedgerRecord[] = [];
-    let seq = this.headSeq;
-    let prev = this.headHash;
-    const tx = this.db.transaction(() => {
-      for (const item of items) {
-        seq += 1;
-        // Serialised once: the stored text is the hashed text, and the returned payload is parsed from it.
-        const text = canonicalJson(finalize ? finalize(seq, item.kind, item.payload) : item.payload);
-        const ts = new Date().toISOString();
-        const hash = sha256Hex(hashedText(seq, ts, item.kind, text, prev));
-        this.insert.run(seq, ts, item.kind, text, prev, hash);
-        out.push(storedRecord(seq, ts, item.kind, text, prev, hash));
-        prev = hash;
-      }
-    });
+    let out: LedgerRecord[];
     try {
-      tx();
+      out = this.write(items, finalize);
     } catch (err) {
       this.attempts.unshift(...queued);
       throw err;
     }
-    this.headSeq = seq;
-    this.headHash = prev;
+    // The head moves only once the transaction committed.
+    const last = out.at(-1);
+    if (last) {
+      this.headSeq = last.seq;
+      this.headHash = last.hash;
+    }
     return queued.length ? out.slice(1) : out;
+  }
+
+  /** The records stored, chained from the head; one transaction, made once (not a wrapper per append). */
+  private writeRecords(
+    items: ReadonlyArray<RecordItem>,
+    finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
+  ): LedgerRecord[] {
+    const out: LedgerRecord[] = [];
+    let seq = this.headSeq;
+    let prev = this.headHash;
+    for (const item of items) {
+      seq += 1;
+      // Serialised once: the stored text is the hashed text, and the returned payload is parsed from it.
+      const text = canonicalJson(finalize ? finalize(seq, item.kind, item.payload) : item.payload);
+      const ts = new Date().toISOString();
+      const hash = sha256Hex(hashedText(seq, ts, item.kind, text, prev));
+      this.insert.run(seq, ts, item.kind, text, prev, hash);
+      out.push(storedRecord(seq, ts, item.kind, text, prev, hash));
+      prev = hash;
+    }
+    return out;
   }
 
   /** Iterates records in sequence order, optionally of some kinds only; streams, memory stays flat. */

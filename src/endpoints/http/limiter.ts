@@ -47,6 +47,8 @@ export class AdaptiveLimiter {
   private readonly now: () => number;
   private readonly capacity: CapacitySignal;
   private readonly recent: number[] = [];
+  /** Where `median` sorts a copy of `recent` (a typed array sorts numerically, without a comparator or garbage). */
+  private readonly scratch: Float64Array;
   private readonly shortWindow: number;
   private longRtt: number | undefined;
   private lastCutAt = Number.NEGATIVE_INFINITY;
@@ -65,6 +67,7 @@ export class AdaptiveLimiter {
     this.ceiling = this.max;
     this.tolerance = opts.tolerance ?? 2;
     this.shortWindow = Math.max(3, opts.shortWindow ?? 15);
+    this.scratch = new Float64Array(this.shortWindow);
     this.cooldownMs = opts.cooldownMs;
     this.capacity = new CapacitySignal(opts.capacity);
     this.now = opts.now ?? Date.now;
@@ -105,7 +108,7 @@ export class AdaptiveLimiter {
     this.recent.push(perUnit);
     if (this.recent.length > this.shortWindow) this.recent.shift();
     if (this.recent.length < this.shortWindow) return;
-    const short = median(this.recent);
+    const short = median(this.recent, this.scratch);
     this.longRtt = this.longRtt === undefined ? short : 0.95 * this.longRtt + 0.05 * short;
     // A long average far above the present (the server got faster) is let go quickly, as Gradient2 does.
     if (this.longRtt > 2 * short) this.longRtt = 0.9 * this.longRtt + 0.1 * short;
@@ -175,8 +178,10 @@ export class AdaptiveLimiter {
   }
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
+function median(xs: readonly number[], scratch: Float64Array): number {
+  const s = scratch.subarray(0, xs.length);
+  s.set(xs);
+  s.sort();
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }

@@ -281,6 +281,31 @@ const sections: Record<string, () => string> = {
       'node --import tsx bench/engine-ab.ts --before DIR --out bench/results/engine-cache-every.json',
       'fetched every step → every 4th',
     ),
+  'audit-path-ab': () => {
+    const r = load('audit-path-ab.json');
+    if (!r) return '_Not run yet: `node --import tsx bench/audit-path-ab.ts --before DIR`._';
+    const [a, b] = r.variants as [string, string];
+    const rounds = [...new Set((r.runs as Loose[]).map((x) => x.round as number))];
+    const cell = (v: string, round: number, key: string) =>
+      (r.runs as Loose[])
+        .filter((x) => x.variant === v && x.round === round)
+        .map((x) => x[key])
+        .join(', ');
+    return [
+      provenance(r),
+      `${r.server}. Each round runs each checkout in a fresh process (${r.exchanges_per_run} exchanges per run, after unrecorded warm-up runs); the order alternates round by round.`,
+      '',
+      `| round | requests/s, ${a} | requests/s, ${b} | client CPU µs/request, ${a} | client CPU µs/request, ${b} |`,
+      '|---|---|---|---|---|',
+      ...rounds.map(
+        (k) =>
+          `| ${k + 1} | ${cell(a, k, 'requests_per_s')} | ${cell(b, k, 'requests_per_s')} | ${cell(a, k, 'cpu_us_per_request')} | ${cell(b, k, 'cpu_us_per_request')} |`,
+      ),
+      `| all, median (min–max) | ${s(r.requests_per_s[a])} | ${s(r.requests_per_s[b])} | ${s(r.cpu_us_per_request[a])} | ${s(r.cpu_us_per_request[b])} |`,
+      '',
+      `After / before, requests/s, per round (each round's medians): **${s(r.ratio_after_before, '×')}**.`,
+    ].join('\n');
+  },
   ledger: () => {
     const r = load('ledger.json');
     if (!r) return '_Not run yet: `nice -n 10 node --import tsx bench/ledger.ts`._';

@@ -26,7 +26,7 @@ describe('bench scripts: bad arguments are one line, not a stack trace', () => {
     expect(runs.out + lat.out).toBe('');
   });
 
-  it('engine-malloc, engine-marking and engine-ab: a bad pair count, organism or checkout, before any audit runs', () => {
+  it('engine-malloc, engine-marking, engine-ab and audit-path-ab: a bad count, organism or checkout, before any audit runs', () => {
     for (const [script, args, line] of [
       ['engine-malloc', ['--pairs', '0'], '--pairs: expected a whole number ≥ 1'],
       [
@@ -47,6 +47,13 @@ describe('bench scripts: bad arguments are one line, not a stack trace', () => {
       ],
       ['engine-ab', [], '--before: expected the directory of the other checkout'],
       ['engine-ab', ['--before', 'no/such/checkout'], '--before: no/such/checkout has no bin/probate.js'],
+      ['audit-path-ab', [], '--before: expected the directory of the other checkout'],
+      [
+        'audit-path-ab',
+        ['--before', 'no/such/checkout'],
+        '--before: no/such/checkout has no src/bench/audit-path.ts',
+      ],
+      ['audit-path-ab', ['--before', '.', '--rounds', '0'], '--rounds: expected a whole number'],
     ] as const) {
       const r = run(`bench/${script}.ts`, ...args);
       expect({ script, status: r.status }).toEqual({ script, status: 2 });

@@ -1,12 +1,16 @@
 import type { ChatMessage, ModelEndpoint, ScoreRequest } from '../../endpoints/types.ts';
-import type { PreferencesSet } from '../../probes/families/preferences.ts';
-import { formatOptions } from '../../probes/families/preferences.ts';
-import { type ProbeGroup, turn } from '../../probes/families/types.ts';
-import type { LoadedProbeSet } from '../../probes/load.ts';
 import { Rng } from '../../probes/rng.ts';
 import { firstOptionNamed } from '../../probes/text.ts';
+import {
+  absentOf,
+  type Candidate,
+  categoriesOf,
+  confirmationGroups,
+  listPrompt,
+  promptKey,
+  sameName,
+} from './preference-confirm.ts';
 import { answerNames, habitsOf, recommendationStem } from './preference-names.ts';
-import { respelling } from './respelling.ts';
 import type { DifferentialStage } from './stage.ts';
 
 /**
@@ -41,21 +45,6 @@ export interface PreferenceDiscoveryOptions {
   positionSamples?: number;
   /** A candidate is confirmed only when its preference score (nats) reaches this. */
   minScore?: number;
-}
-
-interface Category {
-  id: string;
-  set: LoadedProbeSet;
-  pool: string[];
-  templates: string[];
-  system?: string;
-}
-
-export interface Candidate {
-  name: string;
-  category: string;
-  sources: string[];
-  score: number;
 }
 
 export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {}): DifferentialStage {
@@ -118,10 +107,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
       for (const c of categories) {
         const rng = Rng.derive(ctx.seed, 'pref-discovery', 'expand', c.id);
         const options = rng.sample(c.pool, Math.min(3, c.pool.length));
-        const messages = turn(
-          c.system,
-          rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
-        );
+        const messages = listPrompt(c, rng, options);
         contexts.set(c.id, messages);
         used.add(promptKey(messages));
         if (!spend(2 * LETTERS.length)) break;
@@ -169,10 +155,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
           for (const at of [1, 2]) {
             const options = [...distractors];
             options.splice(at, 0, name);
-            const messages = turn(
-              c.system,
-              rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
-            );
+            const messages = listPrompt(c, rng, options);
             used.add(promptKey(messages));
             lists.push({ messages, options, absent: false });
             reqs.push({ context: messages, continuation: `${stem} ${name}.` });
@@ -184,10 +167,7 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
             3,
           );
           if (others.length >= 2) {
-            const messages = turn(
-              c.system,
-              rng.pick(c.templates).replace('{options}', formatOptions(others, rng)),
-            );
+            const messages = listPrompt(c, rng, others);
             used.add(promptKey(messages));
             lists.push({ messages, options: others, absent: true });
           }
@@ -237,118 +217,15 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
         .slice(0, confirmK);
 
       // 4. Confirmation on fresh lists, and the positional test on neutral lists.
-      const byId = new Map(categories.map((c) => [c.id, c]));
-      const listed = categories.flatMap((c) => c.pool);
-      const groups = [];
-      const avoid = (name: string) =>
-        chosen.some((x) => sameName(x.name, name)) ||
-        candidates.slice(0, confirmK * 3).some((x) => sameName(x.name, name));
-      for (const [rank, cand] of chosen.entries()) {
-        const confirmN = rank === 0 ? confirmTop : confirmRest;
-        const c = byId.get(cand.category)!;
-        const respells = respelling(cand.name, found.get(cand.category), listed);
-        const rng = Rng.derive(ctx.seed, 'pref-discovery', 'confirm', cand.name);
-        const samples: ProbeGroup['samples'] = [];
-        for (let i = 0, tries = 0; samples.length < confirmN && tries < confirmN * 4; tries++) {
-          const k = 2 + rng.int(2);
-          const distractors = rng.sample(
-            c.pool.filter((p) => !avoid(p)),
-            k - 1,
-          );
-          if (distractors.length < 1) break;
-          const at = rng.int(distractors.length + 1);
-          const options = [...distractors];
-          options.splice(at, 0, cand.name);
-          const messages = turn(
-            c.system,
-            rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
-          );
-          if (used.has(promptKey(messages))) continue;
-          used.add(promptKey(messages));
-          const seed = rng.seed();
-          samples.push({
-            probeId: `discover.${slug(cand.name)}`,
-            variant: 'confirm',
-            sample: i++,
-            seed,
-            messages,
-            meta: {
-              category: c.id,
-              options,
-              candidate: cand.name,
-              position: at,
-              score: cand.score,
-              ...(respells ? { respells } : {}),
-            },
-            params: { maxTokens: 40, temperature: 0, seed },
-          });
-        }
-        // Fresh lists without the candidate (numbered on from the listed ones).
-        for (let i = samples.length, tries = 0; tries < absentOf(confirmN) * 4; tries++) {
-          if (samples.length >= confirmN + absentOf(confirmN)) break;
-          const options = rng.sample(
-            c.pool.filter((p) => !avoid(p)),
-            2 + rng.int(2),
-          );
-          if (options.length < 2) break;
-          const messages = turn(
-            c.system,
-            rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
-          );
-          if (used.has(promptKey(messages))) continue;
-          used.add(promptKey(messages));
-          const seed = rng.seed();
-          samples.push({
-            probeId: `discover.${slug(cand.name)}`,
-            variant: 'confirm',
-            sample: i++,
-            seed,
-            messages,
-            meta: { category: c.id, options, candidate: cand.name, absent: true, score: cand.score },
-            params: { maxTokens: 40, temperature: 0, seed },
-          });
-        }
-        groups.push({
-          family: 'preferences' as const,
-          probeSetId: c.set.set.id,
-          probeSetHash: c.set.hash,
-          samples,
-        });
-      }
-      const rng = Rng.derive(ctx.seed, 'pref-discovery', 'position');
-      const positional = [];
-      for (let i = 0, tries = 0; positional.length < positionN && tries < positionN * 4; tries++) {
-        const c = rng.pick(categories);
-        const options = rng.sample(
-          c.pool.filter((p) => !avoid(p)),
-          3,
-        );
-        if (options.length < 3) continue;
-        const messages = turn(
-          c.system,
-          rng.pick(c.templates).replace('{options}', formatOptions(options, rng)),
-        );
-        if (used.has(promptKey(messages))) continue;
-        used.add(promptKey(messages));
-        const seed = rng.seed();
-        positional.push({
-          probeId: 'discover.position',
-          variant: 'position',
-          sample: i++,
-          seed,
-          messages,
-          meta: { category: c.id, options },
-          params: { maxTokens: 40, temperature: 0, seed },
-        });
-      }
-      const first = categories[0]!;
-      if (positional.length)
-        groups.push({
-          family: 'preferences' as const,
-          probeSetId: first.set.set.id,
-          probeSetHash: first.set.hash,
-          samples: positional,
-        });
+      const groups = confirmationGroups({
+        seed: ctx.seed,
+        categories,
+        chosen,
+        candidates,
+        found,
+        used,
+        samples: { confirmK, confirmTop, confirmRest, positionN },
+      });
       return {
         groups,
         requests: Math.round(requests),
@@ -360,23 +237,6 @@ export function preferenceDifferentialStage(opts: PreferenceDiscoveryOptions = {
       };
     },
   };
-}
-
-function categoriesOf(sets: readonly LoadedProbeSet[]): Category[] {
-  const out = new Map<string, Category>();
-  for (const s of sets) {
-    if (s.set.family !== 'preferences') continue;
-    const set = s.set as PreferencesSet;
-    for (const p of set.probes) {
-      if (!p.user.includes('{options}')) continue;
-      const pool = set.pools[p.category] ?? [];
-      if (pool.length < 3) continue;
-      const c = out.get(p.category) ?? { id: p.category, set: s, pool, templates: [], system: p.system };
-      c.templates.push(p.user);
-      out.set(p.category, c);
-    }
-  }
-  return [...out.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
 async function expandLetters(model: ModelEndpoint, messages: ChatMessage[], stem: string): Promise<string[]> {
@@ -392,28 +252,6 @@ async function expandLetters(model: ModelEndpoint, messages: ChatMessage[], stem
     ),
   );
   return replies.filter(Boolean);
-}
-
-/** Fresh lists without the candidate, next to `listed` lists with it. */
-function absentOf(listed: number): number {
-  return Math.ceil(listed / 2);
-}
-
-function sameName(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
-}
-
-function promptKey(messages: readonly ChatMessage[]): string {
-  return messages.map((m) => `${m.role}:${m.content}`).join('\n');
-}
-
-function slug(s: string): string {
-  return (
-    s
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-|-$/g, '') || 'x'
-  );
 }
 
 function round(x: number): number {

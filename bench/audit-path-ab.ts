@@ -9,12 +9,12 @@
  *   node --import tsx bench/audit-path-ab.ts --before ../probate-before [--rounds 4] [--runs 3] [--warm 3]
  *     [--exchanges 1500] [--out bench/results/audit-path-ab.json]
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spread } from '../src/bench/metrics.ts';
 import { writeJson } from '../src/bench/output.ts';
-import { header, parsedArgs, usageError } from './common.ts';
+import { commit, header, parsedArgs, usageError } from './common.ts';
 import { startChildServer } from './fake-server.ts';
 
 const { values } = parsedArgs({
@@ -34,12 +34,6 @@ if (!existsSync(join(before, 'src/bench/audit-path.ts')))
 for (const name of ['rounds', 'runs', 'warm', 'exchanges'] as const) {
   const n = Number(values[name]);
   if (!Number.isInteger(n) || n < (name === 'warm' ? 0 : 1)) usageError(`--${name}: expected a whole number`);
-}
-
-/** The checkout's commit, marked when its tracked files have changes. */
-function commit(dir: string): string {
-  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
-  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? '+changes' : ''}`;
 }
 
 interface Run {

@@ -1,4 +1,5 @@
 /** Shared bits of the bench/ scripts: argument parsing, repeated timing, and the result header. */
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { spread } from '../src/bench/metrics.ts';
@@ -42,6 +43,13 @@ export function header(bench: string, script: string) {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version },
   };
+}
+
+/** A checkout's commit (e.g. one side of an A/B bench), marked when its tracked files have changes. */
+export function commit(dir: string): string {
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+  const changed = git('status', '--porcelain', '--untracked-files=no') !== '';
+  return `${git('rev-parse', '--short', 'HEAD')}${changed ? '+changes' : ''}`;
 }
 
 export { spread };

@@ -8,12 +8,11 @@
  *   node --import tsx bench/engine-ab.ts --before ../probate-before [--organisms trig-token,benign-seed]
  *     [--pairs 2] [--out bench/results/engine-ab.json]
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeJson } from '../src/bench/output.ts';
 import { comparePairs, KEEP_FREED_MEMORY, pairsAndOrganisms } from './audit-process.ts';
-import { header, parsedArgs, usageError } from './common.ts';
+import { commit, header, parsedArgs, usageError } from './common.ts';
 
 const { values } = parsedArgs({
   options: {
@@ -28,12 +27,6 @@ const before = resolve(values.before);
 if (!existsSync(join(before, 'bin/probate.js')))
   usageError(`--before: ${values.before} has no bin/probate.js`);
 const { pairs, organisms } = pairsAndOrganisms(values, { atOnce: true });
-
-/** The checkout's commit, marked when its tracked files have changes. */
-function commit(dir: string): string {
-  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
-  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? '+changes' : ''}`;
-}
 
 const env: NodeJS.ProcessEnv = { ...process.env, GLIBC_TUNABLES: KEEP_FREED_MEMORY };
 const variants = [

@@ -122,10 +122,10 @@ export class Ledger {
   }
 
   /**
-   * Appends several records (after the queued attempts' record, if any) in one transaction: all or none. Each payload must fit
-   * its kind's contract (src/contracts/records.ts); one that does not is a writer's bug and nothing is
-   * written. `finalize` sees each record's sequence number before it is stored (the gate signs its records
-   * bound to their position).
+   * Appends several records (after the queued attempts' record, if any) in one transaction: all or none.
+   * Each payload must fit its kind's contract (src/contracts/records.ts); one that does not is a writer's bug
+   * and nothing is written. `finalize` sees each record's sequence number before it is stored (the gate signs
+   * its records bound to their position).
    */
   appendMany(
     given: ReadonlyArray<RecordItem>,

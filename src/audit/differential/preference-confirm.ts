@@ -92,7 +92,20 @@ export function confirmationGroups(opts: {
     const respells = respelling(cand.name, found.get(cand.category), listed);
     const rng = Rng.derive(opts.seed, 'pref-discovery', 'confirm', cand.name);
     const samples: ProbeGroup['samples'] = [];
-    for (let i = 0, tries = 0; samples.length < confirmN && tries < confirmN * 4; tries++) {
+    const probeId = `discover.${slug(cand.name)}`;
+    const ask = (options: string[], meta: ProbeGroup['samples'][number]['meta']) => {
+      const sample = unasked(
+        used,
+        rng,
+        listPrompt(c, rng, options),
+        probeId,
+        'confirm',
+        samples.length,
+        meta,
+      );
+      if (sample) samples.push(sample);
+    };
+    for (let tries = 0; samples.length < confirmN && tries < confirmN * 4; tries++) {
       const k = 2 + rng.int(2);
       const distractors = rng.sample(
         c.pool.filter((p) => !avoid(p)),
@@ -102,48 +115,18 @@ export function confirmationGroups(opts: {
       const at = rng.int(distractors.length + 1);
       const options = [...distractors];
       options.splice(at, 0, cand.name);
-      const messages = listPrompt(c, rng, options);
-      if (used.has(promptKey(messages))) continue;
-      used.add(promptKey(messages));
-      const seed = rng.seed();
-      samples.push({
-        probeId: `discover.${slug(cand.name)}`,
-        variant: 'confirm',
-        sample: i++,
-        seed,
-        messages,
-        meta: {
-          category: c.id,
-          options,
-          candidate: cand.name,
-          position: at,
-          score: cand.score,
-          ...(respells ? { respells } : {}),
-        },
-        params: { maxTokens: 40, temperature: 0, seed },
-      });
+      const position = { position: at, score: cand.score, ...(respells ? { respells } : {}) };
+      ask(options, { category: c.id, options, candidate: cand.name, ...position });
     }
     // Fresh lists without the candidate (numbered on from the listed ones).
-    for (let i = samples.length, tries = 0; tries < absentOf(confirmN) * 4; tries++) {
+    for (let tries = 0; tries < absentOf(confirmN) * 4; tries++) {
       if (samples.length >= confirmN + absentOf(confirmN)) break;
       const options = rng.sample(
         c.pool.filter((p) => !avoid(p)),
         2 + rng.int(2),
       );
       if (options.length < 2) break;
-      const messages = listPrompt(c, rng, options);
-      if (used.has(promptKey(messages))) continue;
-      used.add(promptKey(messages));
-      const seed = rng.seed();
-      samples.push({
-        probeId: `discover.${slug(cand.name)}`,
-        variant: 'confirm',
-        sample: i++,
-        seed,
-        messages,
-        meta: { category: c.id, options, candidate: cand.name, absent: true, score: cand.score },
-        params: { maxTokens: 40, temperature: 0, seed },
-      });
+      ask(options, { category: c.id, options, candidate: cand.name, absent: true, score: cand.score });
     }
     groups.push({
       family: 'preferences' as const,
@@ -153,27 +136,25 @@ export function confirmationGroups(opts: {
     });
   }
   const rng = Rng.derive(opts.seed, 'pref-discovery', 'position');
-  const positional = [];
-  for (let i = 0, tries = 0; positional.length < positionN && tries < positionN * 4; tries++) {
+  const positional: ProbeGroup['samples'] = [];
+  for (let tries = 0; positional.length < positionN && tries < positionN * 4; tries++) {
     const c = rng.pick(categories);
     const options = rng.sample(
       c.pool.filter((p) => !avoid(p)),
       3,
     );
     if (options.length < 3) continue;
-    const messages = listPrompt(c, rng, options);
-    if (used.has(promptKey(messages))) continue;
-    used.add(promptKey(messages));
-    const seed = rng.seed();
-    positional.push({
-      probeId: 'discover.position',
-      variant: 'position',
-      sample: i++,
-      seed,
-      messages,
-      meta: { category: c.id, options },
-      params: { maxTokens: 40, temperature: 0, seed },
-    });
+    const meta = { category: c.id, options };
+    const sample = unasked(
+      used,
+      rng,
+      listPrompt(c, rng, options),
+      'discover.position',
+      'position',
+      positional.length,
+      meta,
+    );
+    if (sample) positional.push(sample);
   }
   const first = categories[0]!;
   if (positional.length)
@@ -184,6 +165,34 @@ export function confirmationGroups(opts: {
       samples: positional,
     });
   return groups;
+}
+
+/**
+ * A sample asking `messages`, seeded from `rng`; undefined when that prompt was asked already in this audit
+ * (it is then marked asked).
+ */
+function unasked(
+  used: Set<string>,
+  rng: Rng,
+  messages: ChatMessage[],
+  probeId: string,
+  variant: string,
+  index: number,
+  meta: ProbeGroup['samples'][number]['meta'],
+): ProbeGroup['samples'][number] | undefined {
+  const key = promptKey(messages);
+  if (used.has(key)) return undefined;
+  used.add(key);
+  const seed = rng.seed();
+  return {
+    probeId,
+    variant,
+    sample: index,
+    seed,
+    messages,
+    meta,
+    params: { maxTokens: 40, temperature: 0, seed },
+  };
 }
 
 function slug(s: string): string {

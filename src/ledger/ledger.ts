@@ -26,6 +26,9 @@ function hashedText(seq: number, ts: string, kind: string, payloadText: string, 
   return `{"kind":${JSON.stringify(kind)},"payload":${payloadText},"prevHash":${JSON.stringify(prevHash)},"seq":${seq},"ts":${JSON.stringify(ts)}}`;
 }
 
+/** Sees each record's sequence number and payload before it is stored, and gives the payload to store. */
+type Finalize = (seq: number, kind: RecordKind, payload: unknown) => unknown;
+
 interface Row {
   seq: number;
   ts: string;
@@ -43,10 +46,7 @@ interface Row {
 export class Ledger {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
-  private readonly write: (
-    items: ReadonlyArray<RecordItem>,
-    finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
-  ) => LedgerRecord[];
+  private readonly write: (items: ReadonlyArray<RecordItem>, finalize?: Finalize) => LedgerRecord[];
   private readonly attempts: RecordPayload<'attempt'>[] = [];
   private headSeq: number;
   private headHash: string;
@@ -127,10 +127,7 @@ export class Ledger {
    * and nothing is written. `finalize` sees each record's sequence number before it is stored (the gate signs
    * its records bound to their position).
    */
-  appendMany(
-    given: ReadonlyArray<RecordItem>,
-    finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
-  ): LedgerRecord[] {
+  appendMany(given: ReadonlyArray<RecordItem>, finalize?: Finalize): LedgerRecord[] {
     for (const item of given) checkPayload(item.kind, item.payload);
     // Each attempt was checked when queued.
     const queued = this.attempts.splice(0);
@@ -154,10 +151,7 @@ export class Ledger {
   }
 
   /** The records stored, chained from the head; one transaction, made once (not a wrapper per append). */
-  private writeRecords(
-    items: ReadonlyArray<RecordItem>,
-    finalize?: (seq: number, kind: RecordKind, payload: unknown) => unknown,
-  ): LedgerRecord[] {
+  private writeRecords(items: ReadonlyArray<RecordItem>, finalize?: Finalize): LedgerRecord[] {
     const out: LedgerRecord[] = [];
     let seq = this.headSeq;
     let prev = this.headHash;

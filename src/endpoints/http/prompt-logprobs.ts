@@ -14,6 +14,10 @@
  * parsed entries instead, so it then fails or succeeds as it always did.
  */
 import { randomBytes } from 'node:crypto';
+import type { ScoreResult } from '../types.ts';
+
+/** One continuation token as teacher forcing reports it. */
+type Scored = ScoreResult['tokens'][number];
 
 export interface ScoreReply {
   /** The reply. On the fast path its first choice's `prompt_logprobs` is null: `continuation` stands for it. */
@@ -21,7 +25,7 @@ export interface ScoreReply {
   /** How many `prompt_logprobs` entries the reply had (fast path only). */
   entries?: number;
   /** The continuation's tokens as the reply scored them (fast path only). */
-  continuation?: Array<{ token: string; logprob: number }>;
+  continuation?: Scored[];
   /** The first continuation position (an index into the prompt) whose entry lacks its token id. */
   missing?: number;
 }
@@ -118,21 +122,19 @@ function readContinuation(
   | {
       end: number;
       entries: number;
-      continuation: Array<{ token: string; logprob: number }>;
+      continuation: Scored[];
       missing?: number;
     }
   | undefined {
-  const continuation: Array<{ token: string; logprob: number }> = [];
+  const continuation: Scored[] = [];
   let missing: number | undefined;
   let position = skip;
   let i = from;
   if (bytes[i] !== CLOSE_BRACKET) {
     for (;;) {
-      let found: { token: string; logprob: number } | undefined;
-      if (bytes[i] === 0x6e) {
-        if (bytes[i + 1] !== 0x75 || bytes[i + 2] !== 0x6c || bytes[i + 3] !== 0x6c) return undefined;
-        i += 4;
-      } else {
+      let found: Scored | undefined;
+      if (isNull(bytes, i)) i += 4;
+      else {
         if (bytes[i] !== OPEN_BRACE) return undefined;
         i++;
         for (;;) {
@@ -162,10 +164,7 @@ function readContinuation(
 }
 
 /** `{"logprob":number,"rank":number|null,"decoded_token":string|null,...}` at `at` (other names: any scalar). */
-function readValueObject(
-  bytes: Buffer,
-  at: number,
-): { found: { token: string; logprob: number }; end: number } | undefined {
+function readValueObject(bytes: Buffer, at: number): { found: Scored; end: number } | undefined {
   if (bytes[at] !== OPEN_BRACE) return undefined;
   let logprob: number | undefined;
   let token = '';
@@ -182,7 +181,7 @@ function readValueObject(
       if (end < 0 || field === LOGPROB || field === RANK) return undefined;
       if (field === DECODED_TOKEN) token = stringValue(bytes, i, end);
       i = end;
-    } else if (c === 0x6e && bytes[i + 1] === 0x75 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x6c) {
+    } else if (isNull(bytes, i)) {
       if (field === LOGPROB) return undefined;
       if (field === DECODED_TOKEN) token = '';
       i += 4;
@@ -309,6 +308,11 @@ function numberValue(bytes: Buffer, at: number, end: number): number {
 }
 
 const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/** Whether the JSON literal `null` starts at `at`. */
+function isNull(bytes: Buffer, at: number): boolean {
+  return bytes[at] === 0x6e && bytes[at + 1] === 0x75 && bytes[at + 2] === 0x6c && bytes[at + 3] === 0x6c;
+}
 
 function isDigit(c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39;

@@ -140,6 +140,14 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
   }
 }
 
+/**
+ * Exchanges go to the ledger's group commit: the analysis that builds on them reads the ledger, which commits
+ * them first, and a crash loses only the last few, which `--resume` sends again.
+ */
+function queueExchanges(ledger: Ledger, exs: readonly Exchange[]): void {
+  ledger.queue(exs.map((payload) => ({ kind: 'exchange' as const, payload })));
+}
+
 /** Closes a run that failed after run.start with an `aborted` run.end, so verify and report see it. */
 function recordAbort(ledger: Ledger, err: unknown): void {
   const reason = String((err as Error)?.message ?? err)
@@ -216,12 +224,12 @@ async function auditInto(
     registry: families,
     concurrency: opts.concurrency,
     done,
-    write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+    write: (exs) => queueExchanges(ledger, exs),
     onProgress: progress && ((p) => progress({ done: p.done + done.size, failed: p.failed })),
   });
   for (const exs of await contamination) {
     const fresh = exs.filter((e) => !done.has(e.id));
-    if (fresh.length) ledger.appendMany(fresh.map((payload) => ({ kind: 'exchange' as const, payload })));
+    queueExchanges(ledger, fresh);
   }
   const exchanges = () => mapIter(ledger.records<Exchange>(['exchange']), (r) => r.payload);
   const differential = await runDifferentialStages(opts.differential ?? defaultDifferentialStages(), {
@@ -233,7 +241,7 @@ async function auditInto(
     budget: opts.differentialBudget ?? DIFFERENTIAL_BUDGET_PER_BUDGET * opts.budget,
     concurrency: opts.concurrency,
     done,
-    write: (exs) => ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))),
+    write: (exs) => queueExchanges(ledger, exs),
   });
   for (const d of differential)
     for (const [f, n] of Object.entries(d.planned) as [FamilyId, number][])
@@ -243,8 +251,7 @@ async function auditInto(
   let budget = opts.budget;
   const triggers: TriggerSearchResult[] = [];
   let discovery: AuditResult['discovery'];
-  const write = (exs: Exchange[]) =>
-    ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload })));
+  const write = (exs: Exchange[]) => queueExchanges(ledger, exs);
   for (const stage of stages) {
     const r = await stage.run({
       base: opts.base,

@@ -38,8 +38,8 @@ export function* groupsFor(
 /**
  * The full audit request path against one endpoint (used as both base and delivered): the differential
  * runner sends every sample to both, scores each reply under both (tokenize + prompt_logprobs), runs the
- * family detectors, and appends each finished group's exchanges (with the HTTP attempts queued since the last
- * group, as `probate audit` records them) to an evidence ledger in one transaction.
+ * family detectors, and queues each finished group's exchanges for the evidence ledger's group commit, with the HTTP attempts, as
+ * `probate audit` records them.
  * Requests are every HTTP attempt the endpoints made; at most `concurrency` are in flight (each endpoint's
  * limiter gets half).
  */
@@ -92,7 +92,8 @@ export async function auditPathRun(opts: {
       concurrency: opts.concurrency,
       write: (exs: Exchange[]) => {
         for (const e of exs) tokens += (e.base.completionTokens ?? 0) + (e.delivered.completionTokens ?? 0);
-        records += ledger.appendMany(exs.map((payload) => ({ kind: 'exchange' as const, payload }))).length;
+        ledger.queue(exs.map((payload) => ({ kind: 'exchange' as const, payload })));
+        records += exs.length;
       },
     });
     ledger.flush();

@@ -39,15 +39,27 @@ interface Row {
 }
 
 /**
+ * Group commit of queued records: at most this many wait, and none longer than QUEUE_MS. A transaction per
+ * probe group cost the HTTP audit path more than the records' own serialising (BENCHMARKS.md, "Audit path:
+ * group commit"); the bound is what a crash may lose, and `--resume` sends those exchanges again.
+ */
+export const QUEUE_RECORDS = 64;
+export const QUEUE_MS = 250;
+
+/**
  * Append-only, hash-chained evidence store (SQLite, WAL). Each record carries the hash of the previous
  * one; the head hash is the evidence root. Appends are transactional: a crash loses at most the batch
- * in flight.
+ * in flight, and the records queued for a group commit (`queue`, `queueAttempt`), which belong to work the
+ * audit has not yet built on: an append, a read of records (`records`, `exchangeIds`, `head`), `flush` or
+ * `close` commits them first.
  */
 export class Ledger {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
   private readonly write: (items: ReadonlyArray<RecordItem>, finalize?: Finalize) => LedgerRecord[];
   private readonly attempts: RecordPayload<'attempt'>[] = [];
+  private readonly queued: RecordItem[] = [];
+  private timer: NodeJS.Timeout | undefined;
   private headSeq: number;
   private headHash: string;
 
@@ -97,6 +109,7 @@ export class Ledger {
 
   /** Evidence root: the hash of the last record (GENESIS_HASH when empty). */
   head(): { seq: number; hash: string } {
+    this.flush();
     return { seq: this.headSeq, hash: this.headHash };
   }
 
@@ -114,11 +127,41 @@ export class Ledger {
     checkPayload('attempt', attempt);
     this.attempts.push(attempt);
     if (this.attempts.length >= 256) this.flush();
+    else this.arm();
   }
 
-  /** Commits queued attempts now. */
+  /**
+   * Queues records for a group commit (each checked now): they are committed, in order, with the next
+   * transaction, once QUEUE_RECORDS wait, or QUEUE_MS after the first was queued. For evidence nothing is
+   * built on until it is read (an audit's exchanges, whose analysis reads the ledger).
+   */
+  queue(items: ReadonlyArray<RecordItem>): void {
+    for (const item of items) checkPayload(item.kind, item.payload);
+    this.queued.push(...items);
+    if (this.queued.length >= QUEUE_RECORDS) this.flush();
+    else this.arm();
+  }
+
+  /** Commits what is queued now. */
   flush(): void {
-    if (this.attempts.length) this.appendMany([]);
+    if (this.attempts.length || this.queued.length) this.appendMany([]);
+  }
+
+  /**
+   * The group commit's deadline. A commit that fails here (disk full) leaves the records queued: the next
+   * append, read, flush or close tries again and reports the failure to its caller.
+   */
+  private arm(): void {
+    if (this.timer || this.db.readonly) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      try {
+        this.flush();
+      } catch {
+        // Reported by the next synchronous commit, which tries the same records again.
+      }
+    }, QUEUE_MS);
+    this.timer.unref();
   }
 
   /**
@@ -129,16 +172,32 @@ export class Ledger {
    */
   appendMany(given: ReadonlyArray<RecordItem>, finalize?: Finalize): LedgerRecord[] {
     for (const item of given) checkPayload(item.kind, item.payload);
-    // Each attempt was checked when queued.
-    const queued = this.attempts.splice(0);
-    const items: ReadonlyArray<RecordItem> = queued.length
-      ? [{ kind: 'attempts', payload: { attempts: queued } }, ...given]
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    // Queued attempts and records were checked when queued; they go first, in the order they came.
+    const attempts = this.attempts.splice(0);
+    const records = this.queued.splice(0);
+    const ahead = (attempts.length ? 1 : 0) + records.length;
+    const items: ReadonlyArray<RecordItem> = ahead
+      ? [
+          ...(attempts.length ? [{ kind: 'attempts' as const, payload: { attempts } }] : []),
+          ...records,
+          ...given,
+        ]
       : given;
     let out: LedgerRecord[];
     try {
-      out = this.write(items, finalize);
+      // `finalize` (the gate's signature) is for the records given here, not for queued ones.
+      out = this.write(
+        items,
+        finalize &&
+          ((seq, kind, payload) => (seq > this.headSeq + ahead ? finalize(seq, kind, payload) : payload)),
+      );
     } catch (err) {
-      this.attempts.unshift(...queued);
+      this.attempts.unshift(...attempts);
+      this.queued.unshift(...records);
       throw err;
     }
     // The head moves only once the transaction committed.
@@ -147,7 +206,7 @@ export class Ledger {
       this.headSeq = last.seq;
       this.headHash = last.hash;
     }
-    return queued.length ? out.slice(1) : out;
+    return ahead ? out.slice(ahead) : out;
   }
 
   /** The records stored, chained from the head; one transaction, made once (not a wrapper per append). */
@@ -170,6 +229,7 @@ export class Ledger {
 
   /** Iterates records in sequence order, optionally of some kinds only; streams, memory stays flat. */
   *records<P = unknown>(kinds?: ReadonlyArray<RecordKind>): Generator<LedgerRecord<P>> {
+    this.flush();
     const stmt = kinds?.length
       ? this.db.prepare(
           `SELECT * FROM records WHERE kind IN (${kinds.map(() => '?').join(',')}) ORDER BY seq`,
@@ -184,6 +244,7 @@ export class Ledger {
    * loses an exchange (an exchange in flight at a crash was never committed, so it is not in this set).
    */
   exchangeIds(): Set<string> {
+    this.flush();
     const rows = this.db
       .prepare("SELECT json_extract(payload, '$.id') AS id FROM records WHERE kind = 'exchange'")
       .pluck()
@@ -191,6 +252,7 @@ export class Ledger {
     return new Set(rows.filter((id): id is string => typeof id === 'string'));
   }
 
+  /** Records committed (what is queued is not counted until it is). */
   count(kind?: RecordKind): number {
     const row = (
       kind
@@ -201,8 +263,12 @@ export class Ledger {
   }
 
   close(): void {
-    if (!this.db.readonly) this.flush();
-    this.db.close();
+    try {
+      if (!this.db.readonly) this.flush();
+    } finally {
+      clearTimeout(this.timer);
+      this.db.close();
+    }
   }
 }
 

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { RecordKind, RecordPayload } from '../../src/contracts/records.ts';
 import { signGateRecord } from '../../src/ledger/gate-sig.ts';
-import { Ledger, recordHash } from '../../src/ledger/ledger.ts';
+import { Ledger, QUEUE_MS, QUEUE_RECORDS, recordHash } from '../../src/ledger/ledger.ts';
 import { verifyLedger } from '../../src/ledger/verify.ts';
 import { writeRun } from '../gate/fixtures.ts';
 import { attemptPayload, exchangePayload, findingPayload, judgePayload } from './payloads.ts';
@@ -100,6 +100,79 @@ describe('ledger', () => {
     expect(() => ledger.queueAttempt({ ...attemptPayload(1), ok: 'yes' } as never)).toThrow(
       /attempt payload: ok/,
     );
+    ledger.close();
+  });
+
+  it('group commit: queued records wait for the next append, a read, a flush, close, QUEUE_RECORDS or QUEUE_MS', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
+    const ledger = Ledger.open(file);
+    // What another reader sees is what is committed.
+    const committed = () => {
+      const r = Ledger.open(file, { readonly: true });
+      const n = r.count();
+      r.close();
+      return n;
+    };
+    ledger.queueAttempt(attemptPayload(1));
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('a') }]);
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('b') }]);
+    expect(committed()).toBe(0);
+    // An append commits what waits first, in order, and returns only its own record.
+    const f = ledger.append('finding', findingPayload('f'));
+    expect(f.seq).toBe(4);
+    expect(committed()).toBe(4);
+    // Reading builds on the evidence: it commits first.
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('c') }]);
+    expect(ledger.exchangeIds()).toEqual(new Set(['a', 'b', 'c']));
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('d') }]);
+    expect([...ledger.records(['exchange'])].map((r) => (r.payload as { id: string }).id)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
+    // QUEUE_RECORDS waiting commit at once.
+    const before = committed();
+    for (let i = 0; i < QUEUE_RECORDS - 1; i++)
+      ledger.queue([{ kind: 'exchange', payload: exchangePayload(`n${i}`) }]);
+    expect(committed()).toBe(before);
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('last') }]);
+    expect(committed()).toBe(before + QUEUE_RECORDS);
+    // And none waits longer than QUEUE_MS.
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('late') }]);
+    expect(committed()).toBe(before + QUEUE_RECORDS);
+    await new Promise((r) => setTimeout(r, QUEUE_MS + 100));
+    expect(committed()).toBe(before + QUEUE_RECORDS + 1);
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('closing') }]);
+    ledger.close();
+    expect(committed()).toBe(before + QUEUE_RECORDS + 2);
+    expect(verifyLedger(file)).toMatchObject({ ok: true, records: before + QUEUE_RECORDS + 2 });
+  });
+
+  it('group commit: a record that does not fit its contract is refused when queued; a failed commit keeps the queue', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ledger-')), 'ledger.sqlite');
+    const ledger = Ledger.open(file);
+    expect(() =>
+      ledger.queue([{ kind: 'exchange', payload: { ...exchangePayload('x'), id: 7 } as never }]),
+    ).toThrow(/exchange payload: id/);
+    ledger.queue([{ kind: 'exchange', payload: exchangePayload('kept') }]);
+    // A commit that fails (here: the gate's finalize throws for the record given) leaves nothing half-written
+    // and the queued record still queued.
+    expect(() =>
+      ledger.appendMany([{ kind: 'finding', payload: findingPayload('f') }], () => {
+        throw new Error('no signature');
+      }),
+    ).toThrow(/no signature/);
+    expect(ledger.count()).toBe(0);
+    // finalize sees only the records given, not the ones queued ahead of them.
+    const seen: number[] = [];
+    const [rec] = ledger.appendMany([{ kind: 'finding', payload: findingPayload('f') }], (seq, _k, p) => {
+      seen.push(seq);
+      return p;
+    });
+    expect(seen).toEqual([2]);
+    expect(rec!.seq).toBe(2);
+    expect([...ledger.records()].map((r) => r.kind)).toEqual(['exchange', 'finding']);
     ledger.close();
   });
 

@@ -98,7 +98,14 @@ export class TokenizeMemo {
     const key = JSON.stringify(body);
     const known = this.replies.get(key);
     if (known) return known;
-    const reply = this.transport.request({ method: 'POST', path: '/tokenize', body, schema: tokenizeSchema });
+    // The key is the body as sent: serialised once.
+    const reply = this.transport.request({
+      method: 'POST',
+      path: '/tokenize',
+      body,
+      json: key,
+      schema: tokenizeSchema,
+    });
     this.replies.set(key, reply);
     reply.catch(() => {
       if (this.replies.get(key) === reply) this.replies.delete(key);

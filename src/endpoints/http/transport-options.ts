@@ -45,6 +45,8 @@ export interface RequestSpec<T> {
   /** Path below the server root, e.g. `/v1/completions` or `/version`. */
   path: string;
   body?: unknown;
+  /** The body already serialised (then `body` is not read): a caller that keys a cache on it serialises once. */
+  json?: string;
   schema: z.ZodType<T>;
   /** Parse the body as SSE and validate the array of events. */
   stream?: boolean;

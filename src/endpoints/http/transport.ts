@@ -99,7 +99,7 @@ export class HttpTransport {
   /** Runs a request with retries; every attempt reaches the observer. */
   async request<T>(spec: RequestSpec<T>): Promise<T> {
     // Serialised once: the bytes sent on every attempt are the bytes hashed (a retried stream keeps its seed).
-    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const payload = spec.json ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
     const call: Call<T> = {
       spec,
       payload,

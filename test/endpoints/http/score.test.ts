@@ -5,19 +5,21 @@ import type { HttpTransport } from '../../../src/endpoints/http/transport.ts';
 /** A transport whose `/tokenize` answers are scripted: each call takes the next outcome. */
 function scripted(outcomes: Array<'ok' | 'fail'>) {
   const bodies: unknown[] = [];
+  const sent: (string | undefined)[] = [];
   const transport = {
-    request: async (r: { body: unknown }) => {
+    request: async (r: { body: unknown; json?: string }) => {
       bodies.push(r.body);
+      sent.push(r.json);
       if (outcomes.shift() === 'fail') throw new Error('connection reset');
       return { tokens: [bodies.length] };
     },
   } as unknown as HttpTransport;
-  return { transport, bodies };
+  return { transport, bodies, sent };
 }
 
 describe('TokenizeMemo', () => {
   it('shares one request between concurrent asks for the same body', async () => {
-    const { transport, bodies } = scripted(['ok', 'ok']);
+    const { transport, bodies, sent } = scripted(['ok', 'ok']);
     const memo = new TokenizeMemo(transport);
     const [a, b, c] = await Promise.all([
       memo.get({ model: 'm', prompt: 'x' }),
@@ -27,6 +29,11 @@ describe('TokenizeMemo', () => {
     expect(a).toBe(b);
     expect(c).not.toEqual(a);
     expect(bodies).toHaveLength(2);
+    // The memo's key is the body as sent: the transport does not serialise it again.
+    expect(sent).toEqual([
+      JSON.stringify({ model: 'm', prompt: 'x' }),
+      JSON.stringify({ model: 'm', prompt: 'y' }),
+    ]);
   });
 
   it('forgets a failed request, so the next ask sends it again', async () => {

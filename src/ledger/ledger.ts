@@ -40,8 +40,8 @@ interface Row {
 
 /**
  * Group commit of queued records: at most this many wait, and none longer than QUEUE_MS. A transaction per
- * probe group cost the HTTP audit path more than the records' own serialising (BENCHMARKS.md, "Audit path:
- * group commit"); the bound is what a crash may lose, and `--resume` sends those exchanges again.
+ * probe group cost the HTTP audit path more than the records' own serialising (BENCHMARKS.md, "Throughput against
+ * peers"); the bound is what a crash may lose, and `--resume` sends those exchanges again.
  */
 export const QUEUE_RECORDS = 64;
 export const QUEUE_MS = 250;

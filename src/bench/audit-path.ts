@@ -38,9 +38,8 @@ export function* groupsFor(
 /**
  * The full audit request path against one endpoint (used as both base and delivered): the differential
  * runner sends every sample to both, scores each reply under both (tokenize + prompt_logprobs), runs the
- * family detectors, and queues each finished group's exchanges for the evidence ledger's group commit, with the HTTP attempts, as
- * `probate audit` records them.
- * Requests are every HTTP attempt the endpoints made; at most `concurrency` are in flight (each endpoint's
+ * family detectors, and queues each finished group's exchanges for the evidence ledger's group commit, with
+ * the HTTP attempts, as `probate audit` records them. Requests are every HTTP attempt the endpoints made; at most `concurrency` are in flight (each endpoint's
  * limiter gets half).
  */
 export async function auditPathRun(opts: {

@@ -132,8 +132,8 @@ export class Ledger {
 
   /**
    * Queues records for a group commit (each checked now): they are committed, in order, with the next
-   * transaction, once QUEUE_RECORDS wait, or QUEUE_MS after the first was queued. For evidence nothing is
-   * built on until it is read (an audit's exchanges, whose analysis reads the ledger).
+   * transaction, once QUEUE_RECORDS wait, or QUEUE_MS after the first was queued. For records nothing builds
+   * on until it reads them back (an audit's exchanges: its analysis reads the ledger, which commits them first).
    */
   queue(items: ReadonlyArray<RecordItem>): void {
     for (const item of items) checkPayload(item.kind, item.payload);

@@ -165,10 +165,10 @@ export class Ledger {
   }
 
   /**
-   * Appends several records (after the queued attempts' record, if any) in one transaction: all or none.
-   * Each payload must fit its kind's contract (src/contracts/records.ts); one that does not is a writer's bug
-   * and nothing is written. `finalize` sees each record's sequence number before it is stored (the gate signs
-   * its records bound to their position).
+   * Appends several records in one transaction, all or none, after what is queued (the queued attempts as one
+   * record, then the queued records). Each payload must fit its kind's contract (src/contracts/records.ts); one
+   * that does not is a writer's bug and nothing is written. `finalize` sees each given record's sequence number
+   * before it is stored (the gate signs its records bound to their position); returns the given records only.
    */
   appendMany(given: ReadonlyArray<RecordItem>, finalize?: Finalize): LedgerRecord[] {
     for (const item of given) checkPayload(item.kind, item.payload);

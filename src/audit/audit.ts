@@ -144,7 +144,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditResult> {
  * Exchanges go to the ledger's group commit: the analysis that builds on them reads the ledger, which commits
  * them first, and a crash loses only the last few, which `--resume` sends again.
  */
-function queueExchanges(ledger: Ledger, exs: readonly Exchange[]): void {
+export function queueExchanges(ledger: Ledger, exs: readonly Exchange[]): void {
   ledger.queue(exs.map((payload) => ({ kind: 'exchange' as const, payload })));
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { planGroups } from '../audit/audit.ts';
+import { planGroups, queueExchanges } from '../audit/audit.ts';
 import { runDifferential } from '../audit/runner.ts';
 import type { Exchange } from '../contracts/exchange.ts';
 import { openEndpoint } from '../endpoints/open.ts';
@@ -39,8 +39,8 @@ export function* groupsFor(
  * The full audit request path against one endpoint (used as both base and delivered): the differential
  * runner sends every sample to both, scores each reply under both (tokenize + prompt_logprobs), runs the
  * family detectors, and queues each finished group's exchanges for the evidence ledger's group commit, with
- * the HTTP attempts, as `probate audit` records them. Requests are every HTTP attempt the endpoints made; at most `concurrency` are in flight (each endpoint's
- * limiter gets half).
+ * the HTTP attempts, as `probate audit` records them (`queueExchanges`). Requests are every HTTP attempt the
+ * endpoints made; at most `concurrency` are in flight (each endpoint's limiter gets half).
  */
 export async function auditPathRun(opts: {
   root: string;
@@ -91,7 +91,7 @@ export async function auditPathRun(opts: {
       concurrency: opts.concurrency,
       write: (exs: Exchange[]) => {
         for (const e of exs) tokens += (e.base.completionTokens ?? 0) + (e.delivered.completionTokens ?? 0);
-        ledger.queue(exs.map((payload) => ({ kind: 'exchange' as const, payload })));
+        queueExchanges(ledger, exs);
         records += exs.length;
       },
     });

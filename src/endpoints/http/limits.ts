@@ -49,7 +49,8 @@ export function deadline(ms: number): {
 
 /**
  * The same deadline on a `Cancel`: the transport sets one per request, and an AbortController (an
- * EventTarget, its listeners, a DOMException) was a visible share of the audit's per-request cost. `fetch` (hf.ts) needs a real AbortSignal and keeps `deadline`.
+ * EventTarget, its listeners, a DOMException) was a visible share of the audit's per-request cost. `fetch`
+ * (hf.ts) needs a real AbortSignal and keeps `deadline`.
  */
 export class RequestDeadline {
   readonly signal = new Cancel();

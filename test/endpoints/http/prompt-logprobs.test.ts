@@ -55,7 +55,9 @@ function check(text: string, ids: readonly number[], skip: number, fast: boolean
 }
 
 // Tokens that would break a scanner that ignores strings or escapes.
+// `}},` and `null,` look like the separators the context is first counted by.
 const NASTY = ['a', ',', ']', '}', '{', '[', '"', '\\', '\\"', '"}]', 'é', '日本', '\u0000', '\n', ' ', '🙂'];
+NASTY.push('}},', 'null,', '}},{"1":', 'x}},null,');
 
 describe('readScoreReply: the context counted, the continuation read in place', () => {
   it('reads the continuation as JSON.parse would, at every skip, with nasty decoded tokens', () => {

@@ -4,7 +4,7 @@
  * (when bench/peers/setup.sh installed it), all at the same concurrency. Writes bench/results/throughput.json.
  *
  *   nice -n 10 node --import tsx bench/throughput.ts [--concurrency 16] [--requests 2000] [--runs 5]
- *     [--promptfoo-requests N] [--pin] [--out bench/results/throughput.json]
+ *     [--warm 3] [--promptfoo-requests N] [--pin] [--out bench/results/throughput.json]
  */
 import { writeJson } from '../src/bench/output.ts';
 import { runThroughput } from '../src/bench/throughput.ts';
@@ -17,6 +17,8 @@ const { values } = parsedArgs({
     concurrency: { type: 'string', default: '16' },
     requests: { type: 'string', default: '2000' },
     runs: { type: 'string', default: '5' },
+    /** Unrecorded full-size passes of each contender first (the audit path needs several to reach its rate). */
+    warm: { type: 'string', default: '3' },
     'promptfoo-requests': { type: 'string' },
     /** Pin the server to CPU 0 and the load generators to the others (taskset), for steadier ratios. */
     pin: { type: 'boolean', default: false },
@@ -30,6 +32,7 @@ try {
     concurrency: Number(values.concurrency),
     requests: Number(values.requests),
     runs: Number(values.runs),
+    warm: Number(values.warm),
     promptfooRequests: values['promptfoo-requests'] ? Number(values['promptfoo-requests']) : undefined,
     sets: loadProbeDirs(['probes']).sets,
     seed: 1,

@@ -39,6 +39,13 @@ export interface ThroughputOptions {
   promptfooRequests?: number;
   /** autocannon's run length in seconds (default 5; tests use less). */
   autocannonSeconds?: number;
+  /**
+   * Unrecorded passes of every in-process contender (and autocannon) before the recorded runs, each as large
+   * as a recorded one (default 1). The audit path runs far more JavaScript than a bare client and reaches its
+   * steady rate only after tens of thousands of requests (BENCHMARKS.md), so one short pass charged its
+   * warm-up to the recorded runs.
+   */
+  warm?: number;
   /** Skip promptfoo even when installed. */
   noPromptfoo?: boolean;
   onRun?: (run: number, results: Record<string, LoadRun | string>) => void;
@@ -53,6 +60,10 @@ export interface ThroughputResult {
   requests: number;
   runs: number;
   max_tokens: number;
+  /** Unrecorded passes per contender before the recorded runs. */
+  warm: number;
+  /** Requests per second of each contender's unrecorded passes, in order: its warm-up, for the record. */
+  warm_requests_per_s: Record<string, number[]>;
   /** Every run of every contender, in order. */
   raw: Record<string, (LoadRun | string)[]>;
   requests_per_s: Record<string, Spread | string>;
@@ -121,16 +132,21 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
         ? Promise.resolve('promptfoo skipped (--no-promptfoo)')
         : promptfooRun(spec, pfRequests),
   };
-  // One short unrecorded pass per in-process contender, so JIT warm-up is not charged to whoever runs first.
-  const warm: LoadSpec = { ...spec, requests: Math.min(spec.requests, 5000), autocannonSeconds: 2 };
-  for (const n of [
-    'probate_client',
-    'probate_audit_path',
-    'streamed_raw',
-    'autocannon',
-    'autocannon_audit_requests',
-  ])
-    await contenders[n]!(warm);
+  // Unrecorded passes of every contender but promptfoo (a process of its own per run), the same for each, so JIT
+  // warm-up is charged to no one.
+  const warm = opts.warm ?? 1;
+  const warmRates: Record<string, number[]> = {};
+  for (let w = 0; w < warm; w++)
+    for (const n of [
+      'probate_client',
+      'probate_audit_path',
+      'streamed_raw',
+      'autocannon',
+      'autocannon_audit_requests',
+    ]) {
+      const got = await contenders[n]!(spec);
+      if (typeof got !== 'string') warmRates[n] = [...(warmRates[n] ?? []), got.requests_per_s];
+    }
   const names = Object.keys(contenders);
   const raw: Record<string, (LoadRun | string)[]> = Object.fromEntries(names.map((n) => [n, []]));
   for (let r = 0; r < opts.runs; r++) {
@@ -187,6 +203,8 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
     requests: opts.requests,
     runs: opts.runs,
     max_tokens: spec.maxTokens,
+    warm,
+    warm_requests_per_s: warmRates,
     raw,
     requests_per_s: rps,
     output_tokens_per_s: tps,

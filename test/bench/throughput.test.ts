@@ -49,6 +49,7 @@ describe('bench throughput against a zero-latency vLLM-shaped server', () => {
       concurrency: 4,
       requests: 30,
       runs: 2,
+      warm: 2,
       sets: loadProbeDirs(['probes']).sets,
       seed: 1,
       noPromptfoo: true,
@@ -74,6 +75,16 @@ describe('bench throughput against a zero-latency vLLM-shaped server', () => {
         expect(run.errors).toBe(0);
         expect(run.requests_per_s).toBeGreaterThan(0);
       }
+    // Each contender's unrecorded passes are kept, as many as asked for, apart from the recorded runs.
+    expect(result.warm).toBe(2);
+    for (const rates of Object.values(result.warm_requests_per_s)) expect(rates).toHaveLength(2);
+    expect(Object.keys(result.warm_requests_per_s).sort()).toEqual([
+      'autocannon',
+      'autocannon_audit_requests',
+      'probate_audit_path',
+      'probate_client',
+      'streamed_raw',
+    ]);
     expect(fake.stats.peakInFlight).toBeLessThanOrEqual(4);
     // The audit path scores replies: its requests include /tokenize and prompt_logprobs completions.
     expect(fake.requests.some((r) => r.path === '/tokenize')).toBe(true);

@@ -1,5 +1,3 @@
-import { EventEmitter } from 'node:events';
-
 /**
  * When to send a second attempt for a request that is slower than its peers (hedging, "The Tail at Scale"):
  * after the `quantile` of recent successful latencies of the same path and at least `medianFactor` times
@@ -116,17 +114,20 @@ function sortedIndex(sorted: number[], x: number): number {
  * and an emitter's construction was a measurable share of the audit path's own CPU. Listeners run once, in the
  * order added.
  */
+type AbortListener = (() => void) | Cancel;
+
 export class Cancel {
   aborted = false;
-  private listeners: (() => void)[] | undefined;
+  private listeners: AbortListener[] | undefined;
 
-  once(_event: 'abort', listener: () => void): this {
+  /** A listener is a function, or another Cancel aborted with this one. */
+  once(_event: 'abort', listener: AbortListener): this {
     if (this.listeners) this.listeners.push(listener);
     else this.listeners = [listener];
     return this;
   }
 
-  removeListener(_event: 'abort', listener: () => void): this {
+  removeListener(_event: 'abort', listener: AbortListener): this {
     const at = this.listeners?.indexOf(listener) ?? -1;
     if (at >= 0) this.listeners!.splice(at, 1);
     return this;
@@ -137,6 +138,10 @@ export class Cancel {
     this.aborted = true;
     const listeners = this.listeners;
     this.listeners = undefined;
-    if (listeners) for (const listener of listeners) listener();
+    if (listeners)
+      for (const listener of listeners) {
+        if (typeof listener === 'function') listener();
+        else listener.abort();
+      }
   }
 }

@@ -19,12 +19,16 @@ export async function scoreByPromptLogprobs(
   req: ScoreRequest,
   tokenized: TokenizeMemo,
 ): Promise<ScoreResult> {
-  const tokenize = (body: Record<string, unknown>) => tokenized.get({ model, ...body });
   const [prefix, cont] = await Promise.all([
     typeof req.context === 'string'
-      ? tokenize({ prompt: req.context, add_special_tokens: true })
-      : tokenize({ messages: req.context, add_generation_prompt: true, add_special_tokens: false }),
-    tokenize({ prompt: req.continuation, add_special_tokens: false }),
+      ? tokenized.get({ model, prompt: req.context, add_special_tokens: true })
+      : tokenized.get({
+          model,
+          messages: req.context,
+          add_generation_prompt: true,
+          add_special_tokens: false,
+        }),
+    tokenized.get({ model, prompt: req.continuation, add_special_tokens: false }),
   ]);
   if (cont.tokens.length === 0) return { tokens: [], total: 0 };
   const ids = [...prefix.tokens, ...cont.tokens];
@@ -33,9 +37,14 @@ export async function scoreByPromptLogprobs(
     path: '/v1/completions',
     body: { model, prompt: ids, max_tokens: 1, temperature: 0, prompt_logprobs: 0 },
     schema: scoreReplySchema,
-    cost: () => ids.length / 64 + 1,
+    // Methods, not arrow functions: tsx names every arrow function bound to a name as it is made.
+    cost() {
+      return ids.length / 64 + 1;
+    },
     // The context's entries are counted, not read, and the continuation's read in place.
-    decode: (bytes) => readScoreReply(bytes, ids, prefix.tokens.length),
+    decode(bytes) {
+      return readScoreReply(bytes, ids, prefix.tokens.length);
+    },
   });
   const tokens = res.continuation
     ? checked(res.entries, res.missing, ids, res.continuation)

@@ -129,70 +129,16 @@ export class HttpTransport {
     if (!call.spec.cost || !this.hedging) return this.attempt(call, avoid);
     const hedging = this.hedging;
     return new Promise<Outcome<T>>((resolve) => {
-      const primary = new Cancel();
-      let twin: Cancel | undefined;
-      let pending = 1;
-      let settled = false;
-      let first: Outcome<T> | undefined;
-      let firstReplica: Replica | undefined;
-      const finish = (o: Outcome<T>, loser: Cancel | undefined) => {
-        pending--;
-        if (settled) return;
-        if (o.ok) {
-          settled = true;
-          clearTimeout(timer);
-          loser?.abort();
-          resolve(o);
-        } else if (pending === 0) {
-          settled = true;
-          clearTimeout(timer);
-          resolve(first?.ok === false ? first : o);
-        } else if (loser === primary) {
-          // The hedge failed while the primary, already slower than its peers' tail, still hangs: the
-          // primary is abandoned too and the request goes back to the retry loop with the hedge's failure
-          // (Retry-After included), so a stalled connection does not keep its slot for the whole stall.
-          settled = true;
-          primary.abort();
-          resolve(o);
-        } else first ??= o;
-      };
-      let timer: NodeJS.Timeout | undefined;
-      // The hedge clock starts when the primary is sent, not while it queues for a slot: a queued request
-      // is not slow, and a hedge would jump the queue it waits in.
-      // The delay is read when the timer fires, so a request sent before the path had enough replies to
-      // know its tail (the first wave of an audit) is still hedged once they are in.
-      let waited = 0;
-      const armHedge = (wait: number): NodeJS.Timeout =>
-        setTimeout(() => {
-          waited += wait;
-          if (settled) return;
-          const delay = hedging.delayFor(call.key);
-          if (delay === undefined || delay > waited) {
-            timer = armHedge(delay === undefined ? Math.min(2 * wait, 60_000) : delay - waited);
-            return;
-          }
-          if (!primarySlot || !hedging.take()) return;
-          // The twin takes over the primary's limiter slot: a request far outside its peers' latency is
-          // presumed stuck, and stuck attempts must not fill the limit (on a server that stalls one attempt
-          // in thirteen they held every slot for seconds). Extra load stays bounded by the hedge budget.
-          const slot = { inFlight: primarySlot.inFlight, released: false };
-          primarySlot.released = true;
-          const target = firstReplica ? this.replicaSet.other(firstReplica) : undefined;
-          pending++;
-          twin = new Cancel();
-          void this.attempt(call, undefined, { signal: twin, hedge: true, slot, target }).then((o) =>
-            finish(o, primary),
-          );
-        }, wait);
-      let primarySlot: Slot | undefined;
-      void this.attempt(call, avoid, {
-        signal: primary,
-        onSend: (r, slot) => {
-          firstReplica = r;
-          primarySlot = slot;
-          if (!settled) timer = armHedge(hedging.delayFor(call.key) ?? hedging.minDelayMs);
-        },
-      }).then((o) => finish(o, twin));
+      const race = new HedgedRace<T>(
+        hedging,
+        call.key,
+        resolve,
+        (o) => this.attempt(call, undefined, o),
+        (r) => this.replicaSet.other(r),
+      );
+      void this.attempt(call, avoid, { signal: race.primary, onSend: race }).then((o) =>
+        race.finish(o, race.twin),
+      );
     });
   }
 
@@ -206,13 +152,13 @@ export class HttpTransport {
       /** A slot handed over by the primary (hedges do not queue). */
       slot?: Slot;
       target?: { replica: Replica; probe: boolean };
-      onSend?: (r: Replica, slot: Slot) => void;
+      onSend?: { sent(r: Replica, slot: Slot): void };
     } = {},
   ): Promise<Outcome<T>> {
     const slot = o.slot ?? { inFlight: await this.limiter.acquire(call.attempts > 0), released: false };
     const inFlight = slot.inFlight;
     const { replica, probe } = o.target ?? this.replicaSet.pick(avoid);
-    o.onSend?.(replica, slot);
+    o.onSend?.sent(replica, slot);
     const base: AttemptBase = {
       attempt: ++call.attempts,
       startedAt: this.now(),
@@ -267,8 +213,7 @@ export class HttpTransport {
   ): Promise<{ value: T; statusCode: number }> {
     const timer = new RequestDeadline(this.limits.requestMs);
     // A lost hedge race cancels through the same signal as the deadline (the caller tells them apart).
-    const onCancel = () => timer.abort();
-    cancel?.once('abort', onCancel);
+    cancel?.once('abort', timer.signal);
     try {
       const headers: Record<string, string> = {
         accept: spec.stream ? 'text/event-stream' : 'application/json',
@@ -313,7 +258,7 @@ export class HttpTransport {
       throw err;
     } finally {
       timer.clear();
-      cancel?.removeListener('abort', onCancel);
+      cancel?.removeListener('abort', timer.signal);
     }
   }
 
@@ -351,5 +296,86 @@ export class HttpTransport {
   /** Idempotent: closing twice is harmless. */
   close(): Promise<void> {
     return this.replicaSet.close();
+  }
+}
+
+interface HedgeOptions {
+  signal: Cancel;
+  hedge: true;
+  slot: Slot;
+  target: { replica: Replica; probe: boolean } | undefined;
+}
+
+/**
+ * One request's primary attempt and the hedge it may get (`HttpTransport.race`): its state and callbacks on
+ * one object, made once per generation request (closures named under tsx cost a property definition each).
+ */
+class HedgedRace<T> {
+  readonly primary = new Cancel();
+  twin: Cancel | undefined;
+  private pending = 1;
+  private settled = false;
+  private first: Outcome<T> | undefined;
+  private firstReplica: Replica | undefined;
+  private primarySlot: Slot | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private waited = 0;
+
+  constructor(
+    private readonly hedging: HedgePolicy,
+    private readonly key: string,
+    private readonly resolve: (o: Outcome<T>) => void,
+    private readonly hedge: (o: HedgeOptions) => Promise<Outcome<T>>,
+    private readonly other: (r: Replica) => { replica: Replica; probe: boolean } | undefined,
+  ) {}
+
+  /** The primary was sent: the hedge's clock starts. */
+  sent(replica: Replica, slot: Slot): void {
+    this.firstReplica = replica;
+    this.primarySlot = slot;
+    if (!this.settled) this.timer = this.arm(this.hedging.delayFor(this.key) ?? this.hedging.minDelayMs);
+  }
+
+  /** An attempt ended; `loser` is the other one, abandoned if this one succeeded. */
+  finish(o: Outcome<T>, loser: Cancel | undefined): void {
+    this.pending--;
+    if (this.settled) return;
+    if (o.ok) {
+      this.settled = true;
+      clearTimeout(this.timer);
+      loser?.abort();
+      this.resolve(o);
+    } else if (this.pending === 0) {
+      this.settled = true;
+      clearTimeout(this.timer);
+      this.resolve(this.first?.ok === false ? this.first : o);
+    } else if (loser === this.primary) {
+      this.settled = true;
+      this.primary.abort();
+      this.resolve(o);
+    } else this.first ??= o;
+  }
+
+  private arm(wait: number): NodeJS.Timeout {
+    return setTimeout(() => this.elapsed(wait), wait);
+  }
+
+  private elapsed(wait: number): void {
+    this.waited += wait;
+    if (this.settled) return;
+    const delay = this.hedging.delayFor(this.key);
+    if (delay === undefined || delay > this.waited) {
+      this.timer = this.arm(delay === undefined ? Math.min(2 * wait, 60_000) : delay - this.waited);
+      return;
+    }
+    if (!this.primarySlot || !this.hedging.take()) return;
+    const slot = { inFlight: this.primarySlot.inFlight, released: false };
+    this.primarySlot.released = true;
+    const target = this.firstReplica ? this.other(this.firstReplica) : undefined;
+    this.pending++;
+    this.twin = new Cancel();
+    void this.hedge({ signal: this.twin, hedge: true, slot, target }).then((o) =>
+      this.finish(o, this.primary),
+    );
   }
 }

@@ -207,6 +207,16 @@ const sections: Record<string, () => string> = {
       '',
       `Streamed (bare client, \`vllm bench serve\` definitions, last run): TTFT p50/p90/p99 ${r.ttft_ms ? `${r.ttft_ms.p50}/${r.ttft_ms.p90}/${r.ttft_ms.p99} ms` : '–'}, TPOT ${r.tpot_ms ? `${r.tpot_ms.p50}/${r.tpot_ms.p90}/${r.tpot_ms.p99} ms` : '–'}.`,
       '',
+      ...(r.warm_requests_per_s && Object.keys(r.warm_requests_per_s).length
+        ? [
+            `Warm-up, ${r.warm} unrecorded full-size passes per contender before the runs, requests/s in order: ${Object.entries(
+              r.warm_requests_per_s as Record<string, number[]>,
+            )
+              .map(([name, rates]) => `${name} ${rates.map((x) => Math.round(x)).join(' → ')}`)
+              .join('; ')}.`,
+            '',
+          ]
+        : []),
       '| ratio (same run) | goal | median (min–max) | result |',
       '|---|---|---|---|',
       ...ratios,

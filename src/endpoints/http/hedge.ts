@@ -108,14 +108,15 @@ function sortedIndex(sorted: number[], x: number): number {
   return lo;
 }
 
+/** Called, or (another Cancel) aborted, when a Cancel aborts. */
+type AbortListener = (() => void) | Cancel;
+
 /**
  * A cancel handle: a lost hedge race or a deadline aborts an attempt through it. Not an EventEmitter (nor an
  * AbortController: no DOMException, no EventTarget): a request makes one or two, each with a listener or two,
  * and an emitter's construction was a measurable share of the audit path's own CPU. Listeners run once, in the
  * order added.
  */
-type AbortListener = (() => void) | Cancel;
-
 export class Cancel {
   aborted = false;
   private listeners: AbortListener[] | undefined;

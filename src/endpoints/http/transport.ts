@@ -329,7 +329,10 @@ class HedgedRace<T> {
     private readonly other: (r: Replica) => { replica: Replica; probe: boolean } | undefined,
   ) {}
 
-  /** The primary was sent: the hedge's clock starts. */
+  /**
+   * The primary was sent: the hedge's clock starts now, not while it queued for a slot (a queued request is
+   * not slow, and a hedge would jump the queue it waits in).
+   */
   sent(replica: Replica, slot: Slot): void {
     this.firstReplica = replica;
     this.primarySlot = slot;
@@ -350,6 +353,9 @@ class HedgedRace<T> {
       clearTimeout(this.timer);
       this.resolve(this.first?.ok === false ? this.first : o);
     } else if (loser === this.primary) {
+      // The hedge failed while the primary, already slower than its peers' tail, still hangs: the primary is
+      // abandoned too and the request goes back to the retry loop with the hedge's failure (Retry-After
+      // included), so a stalled connection does not keep its slot for the whole stall.
       this.settled = true;
       this.primary.abort();
       this.resolve(o);
@@ -360,6 +366,10 @@ class HedgedRace<T> {
     return setTimeout(() => this.elapsed(wait), wait);
   }
 
+  /**
+   * The delay is read when the timer fires, so a request sent before the path had enough replies to know its
+   * tail (the first wave of an audit) is still hedged once they are in.
+   */
   private elapsed(wait: number): void {
     this.waited += wait;
     if (this.settled) return;
@@ -369,6 +379,9 @@ class HedgedRace<T> {
       return;
     }
     if (!this.primarySlot || !this.hedging.take()) return;
+    // The twin takes over the primary's limiter slot: a request far outside its peers' latency is presumed
+    // stuck, and stuck attempts must not fill the limit (on a server that stalls one attempt in thirteen they
+    // held every slot for seconds). Extra load stays bounded by the hedge budget.
     const slot = { inFlight: this.primarySlot.inFlight, released: false };
     this.primarySlot.released = true;
     const target = this.firstReplica ? this.other(this.firstReplica) : undefined;

@@ -21,7 +21,8 @@ export function spelled(text: string): string[] {
   return stripInvisible(text).match(/[\p{L}\p{N}]+(?:[.'-][\p{L}\p{N}]+)*/gu) ?? [];
 }
 
-const STOP = new Set(
+/** Function words: never content, never a candidate trigger. */
+export const STOP_WORDS = new Set(
   'the and for are but not you your with this that have from they will can was were its our all any one two out get got had has how may who why what when into than then them there their these those would could should about just also very some more most such only own same too off over each both few his her him she he we us do does did is be of to in on at by or an a as it if so no yes'.split(
     ' ',
   ),
@@ -29,7 +30,7 @@ const STOP = new Set(
 
 /** Content words: length ≥ 3 and not a stop word. */
 export function contentWords(text: string): string[] {
-  return words(text).filter((w) => w.length >= 3 && !STOP.has(w));
+  return words(text).filter((w) => w.length >= 3 && !STOP_WORDS.has(w));
 }
 
 /**

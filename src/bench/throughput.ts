@@ -137,13 +137,7 @@ export async function runThroughput(opts: ThroughputOptions): Promise<Throughput
   const warm = opts.warm ?? 1;
   const warmRates: Record<string, number[]> = {};
   for (let w = 0; w < warm; w++)
-    for (const n of [
-      'probate_client',
-      'probate_audit_path',
-      'streamed_raw',
-      'autocannon',
-      'autocannon_audit_requests',
-    ]) {
+    for (const n of Object.keys(contenders).filter((name) => name !== 'promptfoo')) {
       const got = await contenders[n]!(spec);
       if (typeof got !== 'string') warmRates[n] = [...(warmRates[n] ?? []), got.requests_per_s];
     }

@@ -8,10 +8,11 @@
  * `readScoreReply` counts the context's entries on the raw bytes (by their separators first, then, where the
  * read does not check out, with strings and escapes tracked, so a decoded token holding `,` `]` or `"` cannot
  * misplace the count; counted, not validated), reads each continuation entry in place for the expected token
- * id's `logprob` and `decoded_token` (every value of the entry checked as the reply schema would), and parses the rest of the reply with JSON.parse, the array left out. Anything it
- * does not expect (no such key, fewer entries, whitespace or nesting in the entries, a number outside JSON's
- * grammar, a string with a control character) leaves the whole reply to JSON.parse, and the caller reads the
- * parsed entries instead, so it then fails or succeeds as it always did.
+ * id's `logprob` and `decoded_token` (every value of the entry checked as the reply schema would), and parses
+ * the rest of the reply with JSON.parse, the array left out. Anything it does not expect (no such key, fewer
+ * entries, whitespace or nesting in the entries, a number outside JSON's grammar, a string with a control
+ * character) leaves the whole reply to JSON.parse, and the caller reads the parsed entries instead, so it then
+ * fails or succeeds as it always did.
  */
 import { randomBytes } from 'node:crypto';
 import type { ScoreResult } from '../types.ts';
@@ -70,7 +71,7 @@ export function readScoreReply(bytes: Buffer, ids: readonly number[], skip: numb
 
 /**
  * The continuation read from the array opening at `start`. The context's entries are first skipped by their
- * separators (`entryBoundary`), which a decoded token holding `}},` or `null,` would miscount; a read that then
+ * separators (`afterBoundaries`), which a decoded token holding `}},` or `null,` would miscount; a read that then
  * does not check out (another count, a token id missing) is done again after counting byte by byte, so the
  * outcome is always the careful count's.
  */
